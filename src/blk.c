@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The block-layer edge: queue/write_cache reads and writes, and the
+ * records of what this tool changed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vwc-config.h"
+#include "blk.h"
+#include "log.h"
+
+const char *vwc_rundir(void)
+{
+	const char *d = getenv("NVME_VWC_SYNC_RUNDIR");
+
+	return d && *d ? d : VWC_RUNDIR;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		r = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return r;
+}
+
+static int write_small(const char *path, const char *val, int flags)
+{
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | flags, 0644);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, len);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	return r;
+}
+
+int vwc_blk_read(const char *syspath, enum vwc_mode *mode)
+{
+	char path[VWC_PATH_LEN + 32], buf[32];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/queue/write_cache", syspath);
+	r = read_small(path, buf, sizeof(buf));
+	if (r)
+		return r;
+	return vwc_mode_parse(buf, mode);
+}
+
+static int blk_write(const char *syspath, enum vwc_mode mode)
+{
+	char path[VWC_PATH_LEN + 32];
+	enum vwc_mode now;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/queue/write_cache", syspath);
+	r = write_small(path, vwc_mode_str(mode), 0);
+	if (r)
+		return r;
+	r = vwc_blk_read(syspath, &now);
+	if (r)
+		return r;
+	return now == mode ? 0 : -EIO;
+}
+
+/* Records: <rundir>/changed/<name> = "original=<mode>\nset=<mode>\n" */
+static void record_path(const char *name, char *path, size_t len)
+{
+	snprintf(path, len, "%s/changed/%s", vwc_rundir(), name);
+}
+
+static int record_load(const char *name, enum vwc_mode *orig,
+		       enum vwc_mode *set)
+{
+	char path[512], buf[128], *o, *s;
+	int r;
+
+	record_path(name, path, sizeof(path));
+	r = read_small(path, buf, sizeof(buf));
+	if (r)
+		return r;
+	o = strstr(buf, "original=");
+	s = strstr(buf, "set=");
+	if (!o || !s || vwc_mode_parse(o + 9, orig) ||
+	    vwc_mode_parse(s + 4, set))
+		return -EINVAL;
+	return 0;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[512], *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void record_change(const char *name, enum vwc_mode before,
+			  enum vwc_mode set)
+{
+	char path[512], dir[512], buf[96], tmp[600];
+	enum vwc_mode orig = before, old_set;
+	int r;
+
+	/* keep the first original: that is what the kernel chose */
+	if (!record_load(name, &orig, &old_set) && orig == set) {
+		record_path(name, path, sizeof(path));
+		unlink(path);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/changed", vwc_rundir());
+	r = mkdir_p(dir);
+	if (!r) {
+		record_path(name, path, sizeof(path));
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		snprintf(buf, sizeof(buf), "original=%s\nset=%s\n",
+			 vwc_mode_str(orig), vwc_mode_str(set));
+		r = write_small(tmp, buf, O_CREAT | O_TRUNC);
+		if (!r && rename(tmp, path) < 0)
+			r = -errno;
+	}
+	if (r)
+		vwc_warn("%s: cannot record the change under %s: %s", name,
+			 dir, strerror(-r));
+}
+
+static const char *node_name(const char *syspath)
+{
+	const char *s = strrchr(syspath, '/');
+
+	return s ? s + 1 : syspath;
+}
+
+/* Write every node of @ns that differs; paths before the head. */
+static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode, int *failed_at)
+{
+	int i, r;
+
+	for (i = 0; i <= ns->nr_paths; i++) {
+		const char *sp = i < ns->nr_paths ? ns->path_syspath[i] :
+						    ns->syspath;
+		enum vwc_mode cur;
+
+		r = vwc_blk_read(sp, &cur);
+		if (r == -ENOENT && i < ns->nr_paths)
+			continue;	/* path node without a queue */
+		if (!r && cur == mode)
+			continue;
+		if (!r)
+			r = blk_write(sp, mode);
+		if (r) {
+			*failed_at = i;
+			return r;
+		}
+		record_change(node_name(sp), cur, mode);
+	}
+	return 0;
+}
+
+int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
+{
+	int r, failed_at = -1;
+
+	ns->decision = d;
+	ns->errmsg[0] = '\0';
+	r = vwc_blk_read(ns->syspath, &ns->before);
+	if (r) {
+		ns->action = VWC_ACT_FAILED;
+		snprintf(ns->errmsg, sizeof(ns->errmsg),
+			 "cannot read %s/queue/write_cache: %s", ns->name,
+			 strerror(-r));
+		return r;
+	}
+	ns->after = ns->before;
+	if (d.mode == VWC_MODE_NONE) {
+		ns->action = VWC_ACT_SKIPPED;
+		return 0;
+	}
+	if (ns->before == d.mode) {
+		ns->action = VWC_ACT_UNCHANGED;
+		/* the head may be right while a path node is not */
+		if (dry_run || !ns->nr_paths)
+			return 0;
+	} else if (dry_run) {
+		ns->action = VWC_ACT_WOULD_CHANGE;
+		ns->after = d.mode;
+		return 0;
+	}
+
+	r = write_nodes(ns, d.mode, &failed_at);
+	if (r) {
+		ns->action = VWC_ACT_FAILED;
+		snprintf(ns->errmsg, sizeof(ns->errmsg),
+			 "cannot set %s: %s", vwc_mode_str(d.mode),
+			 strerror(-r));
+		if (d.mode == VWC_MODE_WRITE_THROUGH) {
+			int ignored;
+
+			/* never leave it half-way in the unsafe direction */
+			write_nodes(ns, VWC_MODE_WRITE_BACK, &ignored);
+		}
+		if (vwc_blk_read(ns->syspath, &ns->after))
+			ns->after = VWC_MODE_NONE;
+		vwc_err("%s: %s", ns->name, ns->errmsg);
+		return r;
+	}
+	if (vwc_blk_read(ns->syspath, &ns->after))
+		ns->after = VWC_MODE_NONE;
+	if (ns->before != ns->after) {
+		ns->action = VWC_ACT_CHANGED;
+		vwc_notice("%s: %s -> %s: %s", ns->name,
+			   vwc_mode_str(ns->before), vwc_mode_str(ns->after),
+			   vwc_reason_str(d.reason));
+	}
+	return 0;
+}
+
+int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
+		    bool allow_wt, char *msg, size_t len)
+{
+	enum vwc_mode orig, set, cur;
+	char path[512];
+	int r;
+
+	r = record_load(name, &orig, &set);
+	if (r == -ENOENT) {
+		snprintf(msg, len, "not changed by this tool");
+		return 0;
+	}
+	if (r) {
+		snprintf(msg, len, "unreadable record: %s", strerror(-r));
+		return r;
+	}
+	record_path(name, path, sizeof(path));
+	r = vwc_blk_read(syspath, &cur);
+	if (r == -ENOENT) {
+		snprintf(msg, len, "device gone; record dropped");
+		if (!dry_run)
+			unlink(path);
+		return 0;
+	}
+	if (r) {
+		snprintf(msg, len, "cannot read write_cache: %s", strerror(-r));
+		return r;
+	}
+	if (cur != set) {
+		snprintf(msg, len,
+			 "left alone: now %s, changed by someone else since this tool set %s",
+			 vwc_mode_str(cur), vwc_mode_str(set));
+		if (!dry_run)
+			unlink(path);
+		return 0;
+	}
+	if (orig == VWC_MODE_WRITE_THROUGH && !allow_wt) {
+		snprintf(msg, len,
+			 "kept in write back: the controller reports an enabled or unknown cache");
+		if (!dry_run)
+			unlink(path);
+		return 0;
+	}
+	snprintf(msg, len, "%s -> %s%s", vwc_mode_str(cur), vwc_mode_str(orig),
+		 dry_run ? " (dry run)" : "");
+	if (dry_run)
+		return 1;
+	if (cur != orig) {
+		r = blk_write(syspath, orig);
+		if (r) {
+			snprintf(msg, len, "cannot set %s: %s",
+				 vwc_mode_str(orig), strerror(-r));
+			return r;
+		}
+	}
+	unlink(path);
+	return 1;
+}

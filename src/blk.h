@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: blk.h - block-layer settings
+ *
+ * vwc_blk_apply() is the one function of the project that changes a
+ * namespace's queue/write_cache; udev, the sidecar, the plugin and the
+ * standalone binary all go through it. It writes only when the value
+ * differs, reads it back, logs the policy's reason and records what it
+ * changed under the run directory so that "restore" can undo exactly that.
+ */
+#ifndef VWC_BLK_H
+#define VWC_BLK_H
+
+#include <stdbool.h>
+
+#include "policy.h"
+#include "topo.h"
+
+/**
+ * vwc_blk_read() - read a block device's queue/write_cache
+ * @syspath:	the disk's sysfs directory
+ * @mode:	result
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_blk_read(const char *syspath, enum vwc_mode *mode);
+
+/**
+ * vwc_blk_apply() - make a namespace's block-layer mode follow @d
+ * @ns:		namespace: its node and its hidden multipath path nodes;
+ *		before, after, action and errmsg are filled in
+ * @d:		the policy's decision
+ * @dry_run:	only report what would change
+ *
+ * Going to write-through, a failure part-way puts every node back to
+ * write-back: never half-applied in the unsafe direction.
+ *
+ * Return: 0 or a negative errno (also reported in @ns->errmsg).
+ */
+int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run);
+
+/**
+ * vwc_blk_restore() - put a node back to what it was before this tool
+ * @syspath:	the disk's sysfs directory
+ * @name:	its kernel name (key of the record)
+ * @dry_run:	only report
+ * @allow_wt:	the policy allows write-through now; if not, a recorded
+ *		write-through original is not restored (unsafe direction)
+ * @msg:	what was done or why not
+ * @len:	size of @msg
+ *
+ * Only acts if the node still holds the value this tool set; a value
+ * changed by someone else since is left alone and reported.
+ *
+ * Return: 1 if restored (or would be), 0 if nothing to do or left alone,
+ * negative errno on failure.
+ */
+int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
+		    bool allow_wt, char *msg, size_t len);
+
+/**
+ * vwc_rundir() - where records live (NVME_VWC_SYNC_RUNDIR overrides)
+ *
+ * Return: a path.
+ */
+const char *vwc_rundir(void);
+
+#endif

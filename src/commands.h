@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: commands.h - shared by the command implementations
+ */
+#ifndef VWC_COMMANDS_H
+#define VWC_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report.h"
+
+struct vwc_config;
+
+/* Exit statuses, documented in nvme-vwc-sync(8). */
+#define VWC_EXIT_OK	0
+#define VWC_EXIT_ERROR	1	/* a device or the configuration failed */
+#define VWC_EXIT_USAGE	2	/* bad command line */
+#define VWC_EXIT_DRIFT	3	/* audit: a namespace is not as the policy says */
+
+/** struct vwc_opts - the options every command understands */
+struct vwc_opts {
+	bool all;
+	bool dry_run;
+	bool quiet;
+	bool help;
+	int verbose;
+	enum vwc_format fmt;
+	const char *config;
+	double interval;
+	long count;
+	char **args;
+	int nr_args;
+};
+
+/**
+ * vwc_opts_parse() - parse a command's options
+ * @argc:	count
+ * @argv:	arguments, argv[0] the command
+ * @o:		result
+ * @cmd:	command name for messages
+ *
+ * Return: 0 or -EINVAL (message printed).
+ */
+int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
+		   const char *cmd);
+
+/**
+ * vwc_load_config() - load --config or the default file
+ * @o:		options
+ * @cfg:	result
+ *
+ * Return: 0 or a negative errno (message printed, naming file and line).
+ */
+int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg);
+
+/**
+ * vwc_cli_list() - print the command table
+ * @out:	stream
+ */
+void vwc_cli_list(FILE *out);
+
+#endif

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libudev.h>
+#include <nvme/types.h>
+
+#include "blk.h"
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "nvme-io.h"
+
+int vwc_run_init(struct vwc_run *r, const char *command,
+		 const struct vwc_config *cfg)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->command = command;
+	r->cfg = cfg;
+	r->udev = udev_new();
+	if (!r->udev)
+		return -ENOMEM;
+	ret = vwc_topo_scan(r->udev, &r->topo);
+	if (ret) {
+		udev_unref(r->udev);
+		r->udev = NULL;
+	}
+	return ret;
+}
+
+void vwc_run_free(struct vwc_run *r)
+{
+	vwc_topo_free(&r->topo);
+	free(r->errs);
+	if (r->udev)
+		udev_unref(r->udev);
+	memset(r, 0, sizeof(*r));
+}
+
+void vwc_run_add_error(struct vwc_run *r, const char *device,
+		       const char *fmt, ...)
+{
+	struct vwc_arg_error *e;
+	va_list ap;
+
+	e = realloc(r->errs, (r->nr_errs + 1) * sizeof(*e));
+	if (!e)
+		return;
+	r->errs = e;
+	e = &e[r->nr_errs++];
+	snprintf(e->device, sizeof(e->device), "%s", device);
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	vwc_err("%s: %s", e->device, e->msg);
+}
+
+static void select_ns(struct vwc_run *r, struct vwc_ns *ns)
+{
+	int i;
+
+	ns->wanted = true;
+	for (i = 0; i < ns->nr_ctrl; i++)
+		r->topo.ctrls[ns->ctrl[i]].wanted = true;
+}
+
+int vwc_run_select(struct vwc_run *r, char **args, int n)
+{
+	struct vwc_topo *t = &r->topo;
+	int i, j, bad = 0;
+
+	if (!n) {
+		for (i = 0; i < t->nr_ctrls; i++)
+			t->ctrls[i].wanted = true;
+		for (i = 0; i < t->nr_ns; i++)
+			select_ns(r, &t->ns[i]);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		struct vwc_target tg;
+		char err[160];
+		int idx;
+
+		if (vwc_resolve(r->udev, args[i], &tg, err, sizeof(err))) {
+			vwc_run_add_error(r, args[i], "%s", err);
+			bad++;
+			continue;
+		}
+		if (tg.kind == VWC_KIND_NS) {
+			idx = vwc_topo_find_ns(t, tg.name);
+			if (idx < 0) {
+				vwc_run_add_error(r, args[i],
+						  "namespace %s vanished",
+						  tg.name);
+				bad++;
+				continue;
+			}
+			select_ns(r, &t->ns[idx]);
+			continue;
+		}
+		idx = vwc_topo_find_ctrl(t, tg.name);
+		if (idx < 0) {
+			vwc_run_add_error(r, args[i], "controller %s vanished",
+					  tg.name);
+			bad++;
+			continue;
+		}
+		t->ctrls[idx].wanted = true;
+		for (j = 0; j < t->nr_ns; j++)
+			if (vwc_ns_has_ctrl(&t->ns[j], idx))
+				select_ns(r, &t->ns[j]);
+	}
+	return bad;
+}
+
+static enum vwc_tri tri(bool b)
+{
+	return b ? VWC_TRI_YES : VWC_TRI_NO;
+}
+
+static void note(struct vwc_ctrl *c, const char *what, int ret)
+{
+	char buf[120];
+	size_t len = strlen(c->errmsg);
+
+	vwc_nvme_strerror(ret, buf, sizeof(buf));
+	snprintf(c->errmsg + len, sizeof(c->errmsg) - len, "%s%s failed: %s",
+		 len ? "; " : "", what, buf);
+	vwc_warn("%s: %s failed: %s", c->name, what, buf);
+}
+
+void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
+{
+	char mn[41], sn[21], fr[9];
+	uint8_t cw;
+	bool wce;
+	int fd, ret;
+
+	c->probed = true;
+	c->err = 0;
+	c->errmsg[0] = '\0';
+	c->facts.present = VWC_TRI_UNKNOWN;
+	c->facts.wce = VWC_TRI_UNKNOWN;
+	c->facts.backup_failed = VWC_TRI_UNKNOWN;
+	c->facts.override = vwc_config_override(r->cfg, c);
+
+	fd = vwc_nvme_open(c->devnode);
+	if (fd < 0) {
+		c->err = fd;
+		snprintf(c->errmsg, sizeof(c->errmsg), "cannot open %s: %s%s",
+			 c->devnode, strerror(-fd),
+			 fd == -EACCES || fd == -EPERM ? " (must be root)" : "");
+		vwc_err("%s: %s", c->name, c->errmsg);
+		goto out;
+	}
+	ret = vwc_nvme_identify_ctrl(fd, &c->vwc, mn, sn, fr);
+	if (ret) {
+		note(c, "Identify Controller", ret);
+		goto close;
+	}
+	c->facts.present = tri(c->vwc & NVME_CTRL_VWC_PRESENT);
+	/* firmware activation may have changed these: trust the drive */
+	snprintf(c->model, sizeof(c->model), "%s", mn);
+	snprintf(c->serial, sizeof(c->serial), "%s", sn);
+	snprintf(c->firmware, sizeof(c->firmware), "%s", fr);
+
+	if (c->facts.present == VWC_TRI_YES) {
+		ret = vwc_nvme_get_wce(fd, &wce);
+		if (ret)
+			note(c, "Get Features 06h", ret);
+		else
+			c->facts.wce = tri(wce);
+	}
+	ret = vwc_nvme_smart_warning(fd, &cw);
+	if (ret) {
+		note(c, "SMART log", ret);
+	} else {
+		c->critical_warning = cw;
+		c->facts.backup_failed =
+			tri(cw & NVME_SMART_CRIT_VOLATILE_MEMORY);
+	}
+close:
+	close(fd);
+out:
+	c->decision = vwc_policy_decide(&c->facts);
+	vwc_info("%s: vwc=%s wce=%s -> %s (%s)", c->name,
+		 c->facts.present == VWC_TRI_UNKNOWN ? "unknown" :
+		 c->facts.present == VWC_TRI_YES ? "present" : "absent",
+		 vwc_tri_wce_str(c->facts.wce), vwc_mode_str(c->decision.mode),
+		 vwc_reason_str(c->decision.reason));
+}
+
+void vwc_run_probe(struct vwc_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->topo.nr_ctrls; i++) {
+		struct vwc_ctrl *c = &r->topo.ctrls[i];
+
+		if (c->wanted) {
+			vwc_probe_ctrl(r, c);
+			if (c->err)
+				r->nr_failed++;
+		}
+	}
+}
+
+struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
+				    const struct vwc_ns *ns)
+{
+	struct vwc_facts facts[VWC_MAX_PATHS];
+	int i;
+
+	for (i = 0; i < ns->nr_ctrl; i++)
+		facts[i] = r->topo.ctrls[ns->ctrl[i]].facts;
+	return vwc_policy_decide_shared(facts, ns->nr_ctrl);
+}
+
+/* Re-read WCE of controllers whose namespaces just went write-through. */
+static void recheck(struct vwc_run *r)
+{
+	struct vwc_topo *t = &r->topo;
+	bool *again = calloc(t->nr_ctrls + 1, sizeof(*again));
+	int i, j;
+
+	if (!again)
+		return;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+
+		if (ns->action != VWC_ACT_CHANGED ||
+		    ns->after != VWC_MODE_WRITE_THROUGH)
+			continue;
+		for (j = 0; j < ns->nr_ctrl; j++)
+			again[ns->ctrl[j]] = true;
+	}
+	for (i = 0; i < t->nr_ctrls; i++)
+		if (again[i])
+			vwc_probe_ctrl(r, &t->ctrls[i]);
+	free(again);
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		enum vwc_mode before = ns->before;
+		struct vwc_decision d;
+
+		if (ns->after != VWC_MODE_WRITE_THROUGH || !ns->wanted)
+			continue;
+		d = vwc_ns_decision(r, ns);
+		if (d.mode == VWC_MODE_WRITE_THROUGH)
+			continue;
+		vwc_warn("%s: cache state changed during the run; back to %s",
+			 ns->name, vwc_mode_str(d.mode));
+		if (vwc_blk_apply(ns, d, false))
+			r->nr_failed++;
+		/* report the run as a whole: from what it found */
+		ns->before = before;
+		if (ns->action != VWC_ACT_FAILED)
+			ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
+							   VWC_ACT_CHANGED;
+	}
+}
+
+int vwc_run_apply(struct vwc_run *r)
+{
+	struct vwc_topo *t = &r->topo;
+	int i, failed = 0;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+
+		if (!ns->wanted)
+			continue;
+		if (vwc_blk_apply(ns, vwc_ns_decision(r, ns), r->dry_run))
+			failed++;
+	}
+	if (!r->dry_run)
+		recheck(r);
+	r->nr_failed += failed;
+	return failed;
+}
+
+int vwc_run_exit_status(const struct vwc_run *r)
+{
+	return r->nr_errs || r->nr_failed ? 1 : 0;
+}

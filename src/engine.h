@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: engine.h - probe controllers, decide, apply
+ *
+ * One run of the tool over the devices an admin named: resolve the names,
+ * probe the controllers that reach the selected namespaces (Identify VWC,
+ * Get Features 06h, SMART critical warning), ask the policy, and hand the
+ * decision to vwc_blk_apply(). Used by every command and by the sidecar.
+ */
+#ifndef VWC_ENGINE_H
+#define VWC_ENGINE_H
+
+#include <stdbool.h>
+
+#include "topo.h"
+
+struct udev;
+struct vwc_config;
+
+/**
+ * struct vwc_arg_error - a command-line device that could not be used
+ */
+struct vwc_arg_error {
+	char device[VWC_PATH_LEN];
+	char msg[200];
+};
+
+/**
+ * struct vwc_run - state of one run
+ */
+struct vwc_run {
+	struct udev *udev;
+	const struct vwc_config *cfg;
+	struct vwc_topo topo;
+	const char *command;
+	bool dry_run;
+	struct vwc_arg_error *errs;
+	int nr_errs;
+	int nr_failed;		/* namespaces or controllers that failed */
+};
+
+/**
+ * vwc_run_init() - scan the host
+ * @r:		run
+ * @command:	command name for reports
+ * @cfg:	configuration (overrides), may be NULL
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_run_init(struct vwc_run *r, const char *command,
+		 const struct vwc_config *cfg);
+
+/**
+ * vwc_run_free() - release a run
+ * @r:	run
+ */
+void vwc_run_free(struct vwc_run *r);
+
+/**
+ * vwc_run_select() - mark the devices to handle
+ * @r:		run
+ * @args:	device arguments (any name vwc_resolve() accepts)
+ * @n:		how many; 0 selects every controller and namespace
+ *
+ * Unusable arguments are recorded in r->errs with a message naming the
+ * device and the cause, and logged; the others are still selected.
+ *
+ * Return: the number of unusable arguments.
+ */
+int vwc_run_select(struct vwc_run *r, char **args, int n);
+
+/**
+ * vwc_run_add_error() - record an argument error
+ * @r:		run
+ * @device:	what the admin typed
+ * @fmt:	cause
+ */
+void vwc_run_add_error(struct vwc_run *r, const char *device,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * vwc_probe_ctrl() - read what a controller reports
+ * @r:	run
+ * @c:	controller; facts, decision, err and errmsg are filled in
+ *
+ * A command that fails leaves its fact unknown (write-back).
+ */
+void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c);
+
+/**
+ * vwc_run_probe() - probe every controller reaching a selected namespace
+ * @r:	run
+ */
+void vwc_run_probe(struct vwc_run *r);
+
+/**
+ * vwc_ns_decision() - the policy's decision for a namespace
+ * @r:	run (controllers probed)
+ * @ns:	namespace
+ *
+ * Return: the combined decision over every controller reaching @ns.
+ */
+struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
+				    const struct vwc_ns *ns);
+
+/**
+ * vwc_run_apply() - decide and apply for every selected namespace
+ * @r:	run
+ *
+ * After switching namespaces to write-through, the controllers' WCE is
+ * read once more: if it changed meanwhile, those namespaces go back to
+ * write-back at once.
+ *
+ * Return: the number of namespaces that failed.
+ */
+int vwc_run_apply(struct vwc_run *r);
+
+/**
+ * vwc_run_exit_status() - process exit status for the run
+ * @r:	run
+ *
+ * Return: 0, or 1 if any device failed.
+ */
+int vwc_run_exit_status(const struct vwc_run *r);
+
+#endif

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: nvme-io.h - the only place that talks to libnvme
+ *
+ * Thin wrappers over the libnvme 1.x admin commands the project sends, so
+ * that a move to libnvme's 2.x/3.x transport-handle API touches this file
+ * only. One return convention for the rest of the code: 0 on success, a
+ * negative errno when the command could not be sent (or timed out), and a
+ * positive NVMe status when the controller answered with an error.
+ */
+#ifndef VWC_NVME_IO_H
+#define VWC_NVME_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Admin commands sent from udev must not block it: bound each one. */
+#define VWC_ADMIN_TIMEOUT_MS	5000
+
+/**
+ * vwc_nvme_open() - open an NVMe character or block device node
+ * @devnode:	path, e.g. /dev/nvme0
+ *
+ * Return: a file descriptor, or a negative errno.
+ */
+int vwc_nvme_open(const char *devnode);
+
+/**
+ * vwc_nvme_identify_ctrl() - Identify Controller, the fields we use
+ * @fd:		controller fd
+ * @vwc:	Identify VWC byte
+ * @mn:		model number, trimmed (41 bytes)
+ * @sn:		serial number, trimmed (21 bytes)
+ * @fr:		firmware revision, trimmed (9 bytes)
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
+			   char fr[9]);
+
+/**
+ * vwc_nvme_get_wce() - Get Features 06h, current value
+ * @fd:		controller fd
+ * @wce:	true if the volatile write cache is enabled
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_get_wce(int fd, bool *wce);
+
+/**
+ * vwc_nvme_set_wce() - Set Features 06h (not saved across power cycles)
+ * @fd:		controller fd
+ * @wce:	enable or disable the volatile write cache
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_set_wce(int fd, bool wce);
+
+/**
+ * vwc_nvme_smart_warning() - SMART / Health log critical warning byte
+ * @fd:		controller fd
+ * @cw:		critical warning
+ *
+ * Reading the log with RAE cleared also re-arms SMART asynchronous events.
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_smart_warning(int fd, uint8_t *cw);
+
+/**
+ * vwc_nvme_get_aec() - Get Features 0Bh (Asynchronous Event Configuration)
+ * @fd:		controller fd
+ * @aec:	current value
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_get_aec(int fd, uint32_t *aec);
+
+/**
+ * vwc_nvme_set_aec() - Set Features 0Bh
+ * @fd:		controller fd
+ * @aec:	new value
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_set_aec(int fd, uint32_t aec);
+
+/**
+ * vwc_nvme_flush() - one NVMe Flush command through the passthrough ioctl
+ * @fd:		controller, namespace or generic fd
+ * @nsid:	namespace id (0xffffffff for all)
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_flush(int fd, uint32_t nsid);
+
+/**
+ * vwc_nvme_get_irq_coalesce() - Get Features 08h, current value
+ * @fd:		controller fd
+ * @thr:	aggregation threshold (0's based)
+ * @time:	aggregation time (100 us units)
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_get_irq_coalesce(int fd, uint8_t *thr, uint8_t *time);
+
+/**
+ * vwc_nvme_set_irq_coalesce() - Set Features 08h
+ * @fd:		controller fd
+ * @thr:	aggregation threshold (0's based)
+ * @time:	aggregation time (100 us units)
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_set_irq_coalesce(int fd, uint8_t thr, uint8_t time);
+
+/**
+ * vwc_nvme_nsid() - namespace id of a namespace or generic fd
+ * @fd:		fd
+ * @nsid:	result
+ *
+ * Return: 0 or -errno.
+ */
+int vwc_nvme_nsid(int fd, uint32_t *nsid);
+
+/**
+ * vwc_nvme_strerror() - describe a result of the functions above
+ * @r:		result
+ * @buf:	buffer
+ * @len:	its size
+ *
+ * Return: @buf.
+ */
+const char *vwc_nvme_strerror(int r, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The write-cache rule. Pure: no I/O, no globals, links nothing else.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "policy.h"
+
+static struct vwc_decision decision(enum vwc_mode mode, enum vwc_reason reason)
+{
+	return (struct vwc_decision){ .mode = mode, .reason = reason };
+}
+
+struct vwc_decision vwc_policy_decide(const struct vwc_facts *f)
+{
+	if (f->override == VWC_OVERRIDE_IGNORE)
+		return decision(VWC_MODE_NONE, VWC_REASON_IGNORED);
+	if (f->override == VWC_OVERRIDE_WRITE_BACK)
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_OVERRIDE);
+	/*
+	 * A failed backup (power-loss protection) means acknowledged writes
+	 * may sit in an unprotected cache: flushes on, whatever else says.
+	 */
+	if (f->backup_failed == VWC_TRI_YES)
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_BACKUP_FAILED);
+
+	switch (f->present) {
+	case VWC_TRI_NO:
+		return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_NO_CACHE);
+	case VWC_TRI_YES:
+		break;
+	default:
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_PRESENT_UNKNOWN);
+	}
+
+	switch (f->wce) {
+	case VWC_TRI_NO:
+		return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_WCE_DISABLED);
+	case VWC_TRI_YES:
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_WCE_ENABLED);
+	default:
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_WCE_UNKNOWN);
+	}
+}
+
+struct vwc_decision vwc_policy_decide_shared(const struct vwc_facts *facts,
+					     int n)
+{
+	struct vwc_decision d, first_wb, out;
+	bool any_wb = false;
+	int i;
+
+	if (n <= 0)
+		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_NO_CONTROLLER);
+
+	out = vwc_policy_decide(&facts[0]);
+	for (i = 0; i < n; i++) {
+		d = vwc_policy_decide(&facts[i]);
+		if (d.mode == VWC_MODE_NONE)
+			return d;
+		if (d.mode == VWC_MODE_WRITE_BACK && !any_wb) {
+			any_wb = true;
+			first_wb = d;
+		}
+	}
+	if (!any_wb)
+		return out;
+	/*
+	 * One path with an enabled (or unknown) cache is enough to need
+	 * flushes on the shared namespace.
+	 */
+	if (n > 1 && first_wb.reason == VWC_REASON_WCE_ENABLED)
+		first_wb.reason = VWC_REASON_SHARED_ENABLED;
+	return first_wb;
+}
+
+const char *vwc_mode_str(enum vwc_mode mode)
+{
+	switch (mode) {
+	case VWC_MODE_WRITE_BACK:
+		return "write back";
+	case VWC_MODE_WRITE_THROUGH:
+		return "write through";
+	default:
+		return "none";
+	}
+}
+
+int vwc_mode_parse(const char *s, enum vwc_mode *mode)
+{
+	size_t len = strcspn(s, "\n");
+
+	if (len == strlen("write back") && !strncmp(s, "write back", len))
+		*mode = VWC_MODE_WRITE_BACK;
+	else if (len == strlen("write through") &&
+		 !strncmp(s, "write through", len))
+		*mode = VWC_MODE_WRITE_THROUGH;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *vwc_reason_str(enum vwc_reason reason)
+{
+	switch (reason) {
+	case VWC_REASON_IGNORED:
+		return "ignored by configuration";
+	case VWC_REASON_OVERRIDE:
+		return "write-back forced by configuration";
+	case VWC_REASON_BACKUP_FAILED:
+		return "volatile memory backup failed (SMART critical warning bit 4)";
+	case VWC_REASON_PRESENT_UNKNOWN:
+		return "volatile write cache presence unknown";
+	case VWC_REASON_NO_CACHE:
+		return "no volatile write cache";
+	case VWC_REASON_WCE_UNKNOWN:
+		return "volatile write cache present, enable state unknown";
+	case VWC_REASON_WCE_DISABLED:
+		return "volatile write cache present and disabled (WCE=0)";
+	case VWC_REASON_WCE_ENABLED:
+		return "volatile write cache present and enabled (WCE=1)";
+	case VWC_REASON_SHARED_ENABLED:
+		return "volatile write cache enabled on a controller sharing the namespace";
+	case VWC_REASON_NO_CONTROLLER:
+		return "no controller reachable";
+	}
+	return "?";
+}
+
+const char *vwc_tri_wce_str(enum vwc_tri wce)
+{
+	switch (wce) {
+	case VWC_TRI_YES:
+		return "enabled";
+	case VWC_TRI_NO:
+		return "disabled";
+	default:
+		return "unknown";
+	}
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: policy.h - the write-cache rule, pure and in one place
+ *
+ * Everything nvme-vwc-sync decides about a namespace's block-layer write
+ * cache mode is computed here, from a &struct vwc_facts, without any I/O.
+ * The rule is the truth table of the kernel patch "nvme: honor the volatile
+ * write cache enable state" (nvme_ctrl_vwc_enabled()), extended with the
+ * SMART "volatile memory backup failed" warning and admin overrides. The
+ * invariant: write-through only when the controller positively reports
+ * that no volatile cache is enabled; anything unknown means write-back.
+ */
+#ifndef VWC_POLICY_H
+#define VWC_POLICY_H
+
+#include <stdbool.h>
+
+/** enum vwc_tri - a fact that may not be known */
+enum vwc_tri {
+	VWC_TRI_UNKNOWN = -1,
+	VWC_TRI_NO = 0,
+	VWC_TRI_YES = 1,
+};
+
+/**
+ * enum vwc_override - what the admin's configuration says for a device
+ * @VWC_OVERRIDE_NONE:		follow the controller
+ * @VWC_OVERRIDE_WRITE_BACK:	always write-back (a drive the admin distrusts)
+ * @VWC_OVERRIDE_IGNORE:	never touch this device
+ *
+ * There is deliberately no "force write-through": that is the unsafe
+ * direction, see nvme-vwc-sync(8).
+ */
+enum vwc_override {
+	VWC_OVERRIDE_NONE = 0,
+	VWC_OVERRIDE_WRITE_BACK,
+	VWC_OVERRIDE_IGNORE,
+};
+
+/**
+ * struct vwc_facts - what one controller reports
+ * @present:		Identify Controller VWC bit 0 (NVME_CTRL_VWC_PRESENT)
+ * @wce:		Get Features 06h, current value, bit 0 (WCE)
+ * @backup_failed:	SMART critical warning bit 4 (volatile memory backup
+ *			device has failed)
+ * @override:		admin configuration for this controller
+ */
+struct vwc_facts {
+	enum vwc_tri present;
+	enum vwc_tri wce;
+	enum vwc_tri backup_failed;
+	enum vwc_override override;
+};
+
+/** enum vwc_mode - a block-layer write cache mode */
+enum vwc_mode {
+	VWC_MODE_NONE = 0,		/* leave as it is (override "ignore") */
+	VWC_MODE_WRITE_BACK,
+	VWC_MODE_WRITE_THROUGH,
+};
+
+/** enum vwc_reason - why a mode was chosen, in order of precedence */
+enum vwc_reason {
+	VWC_REASON_IGNORED = 0,
+	VWC_REASON_OVERRIDE,
+	VWC_REASON_BACKUP_FAILED,
+	VWC_REASON_PRESENT_UNKNOWN,
+	VWC_REASON_NO_CACHE,
+	VWC_REASON_WCE_UNKNOWN,
+	VWC_REASON_WCE_DISABLED,
+	VWC_REASON_WCE_ENABLED,
+	VWC_REASON_SHARED_ENABLED,
+	VWC_REASON_NO_CONTROLLER,
+};
+
+/**
+ * struct vwc_decision - the mode for a namespace and its reason
+ * @mode:	block-layer mode to apply
+ * @reason:	why
+ */
+struct vwc_decision {
+	enum vwc_mode mode;
+	enum vwc_reason reason;
+};
+
+/**
+ * vwc_policy_decide() - the write-cache rule for one controller
+ * @f:	what the controller reports
+ *
+ * Return: write-through only for no cache present, or present with WCE
+ * cleared, and no override or backup failure; write-back otherwise.
+ */
+struct vwc_decision vwc_policy_decide(const struct vwc_facts *f);
+
+/**
+ * vwc_policy_decide_shared() - the rule for a namespace reached by several
+ *				controllers (NVMe multipath)
+ * @facts:	one entry per controller reaching the namespace
+ * @n:		number of entries
+ *
+ * Return: write-through only if every controller's own decision is
+ * write-through; ignored if any controller is ignored; write-back if @n
+ * is 0 (nothing known).
+ */
+struct vwc_decision vwc_policy_decide_shared(const struct vwc_facts *facts,
+					     int n);
+
+/**
+ * vwc_mode_str() - the sysfs spelling of a mode
+ * @mode:	mode
+ *
+ * Return: "write back", "write through" or "none".
+ */
+const char *vwc_mode_str(enum vwc_mode mode);
+
+/**
+ * vwc_mode_parse() - parse a queue/write_cache value
+ * @s:		value as read, trailing newline allowed
+ * @mode:	result
+ *
+ * Return: 0, or -EINVAL if @s is neither mode.
+ */
+int vwc_mode_parse(const char *s, enum vwc_mode *mode);
+
+/**
+ * vwc_reason_str() - a one-line explanation of a reason
+ * @reason:	reason
+ *
+ * Return: a static string.
+ */
+const char *vwc_reason_str(enum vwc_reason reason);
+
+/**
+ * vwc_tri_wce_str() - JSON/report spelling of a WCE fact
+ * @wce:	fact
+ *
+ * Return: "enabled", "disabled" or "unknown".
+ */
+const char *vwc_tri_wce_str(enum vwc_tri wce);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: report.h - what a run found and did, for people and for programs
+ *
+ * JSON schema (version 1), stable; documented in nvme-vwc-sync(8):
+ *
+ *	{ "schema_version": 1, "command": "sync", "dry_run": false,
+ *	  "controllers": [ { "name", "model", "serial", "firmware",
+ *	      "transport", "pci_id" (string or null), "vwc_present"
+ *	      (true/false/null), "wce" ("enabled"|"disabled"|"unknown"),
+ *	      "backup_failed" (true/false/null), "override",
+ *	      "recommended" ("write back"|"write through"|"none"),
+ *	      "reason", "error" (string or null) } ],
+ *	  "namespaces": [ { "name", "controllers": [names],
+ *	      "write_cache_before", "write_cache_after", "recommended",
+ *	      "action" ("changed"|"unchanged"|"would-change"|"skipped"|
+ *	      "failed"), "reason", "error" (string or null) } ],
+ *	  "errors": [ { "device", "error" } ] }
+ */
+#ifndef VWC_REPORT_H
+#define VWC_REPORT_H
+
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "engine.h"
+
+/** enum vwc_format - output formats (-o) */
+enum vwc_format {
+	VWC_FMT_NORMAL,
+	VWC_FMT_JSON,
+	VWC_FMT_PROMETHEUS,
+};
+
+/**
+ * vwc_format_parse() - parse an -o value
+ * @s:		"normal", "json" or "prometheus"
+ * @fmt:	result
+ *
+ * Return: 0 or -EINVAL.
+ */
+int vwc_format_parse(const char *s, enum vwc_format *fmt);
+
+/**
+ * vwc_action_str() - JSON spelling of an action
+ * @a:	action
+ *
+ * Return: a static string.
+ */
+const char *vwc_action_str(enum vwc_action a);
+
+/**
+ * vwc_report_json() - the run as a JSON object (schema above)
+ * @r:	run
+ *
+ * Return: a new object, or NULL on allocation failure.
+ */
+struct json_object *vwc_report_json(const struct vwc_run *r);
+
+/**
+ * vwc_report_print() - print the run
+ * @r:		run
+ * @fmt:	format
+ * @out:	stream
+ */
+void vwc_report_print(const struct vwc_run *r, enum vwc_format fmt,
+		      FILE *out);
+
+#endif

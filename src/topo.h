@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: topo.h - NVMe controllers and namespaces of this host
+ *
+ * Discovery through libudev: controllers (class nvme), namespaces (block
+ * disks), hidden multipath path nodes (nvmeXcYnZ) and which controllers
+ * reach each namespace. Also turns whatever an admin types (/dev/nvme0,
+ * /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1, a /dev/disk/by-id link) into a
+ * controller or a namespace.
+ */
+#ifndef VWC_TOPO_H
+#define VWC_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct udev;
+
+#define VWC_NAME_LEN	32
+#define VWC_PATH_LEN	256
+#define VWC_MAX_PATHS	16
+
+/** enum vwc_kind - what a kernel device name designates */
+enum vwc_kind {
+	VWC_KIND_NONE = 0,
+	VWC_KIND_CTRL,		/* nvme0 */
+	VWC_KIND_NS,		/* nvme0n1 */
+	VWC_KIND_PATH,		/* nvme0c1n1: hidden multipath path */
+	VWC_KIND_GENERIC,	/* ng0n1 */
+	VWC_KIND_PARTITION,	/* nvme0n1p1 */
+};
+
+/** enum vwc_action - what happened to a namespace */
+enum vwc_action {
+	VWC_ACT_NONE = 0,	/* not looked at */
+	VWC_ACT_UNCHANGED,
+	VWC_ACT_CHANGED,
+	VWC_ACT_WOULD_CHANGE,	/* --dry-run */
+	VWC_ACT_SKIPPED,	/* ignored by configuration */
+	VWC_ACT_FAILED,
+};
+
+/**
+ * struct vwc_ctrl - one controller and what it reported
+ */
+struct vwc_ctrl {
+	char name[VWC_NAME_LEN];
+	char syspath[VWC_PATH_LEN];
+	char devnode[VWC_PATH_LEN];
+	char model[48];
+	char serial[32];
+	char firmware[16];
+	char transport[16];
+	char pci_id[16];		/* "1b36:0010", empty if not PCI */
+	uint16_t pci_vendor;
+	uint16_t pci_device;
+
+	bool wanted;			/* probe it */
+	bool probed;
+	int err;			/* open failure, 0 if opened */
+	char errmsg[400];
+	uint8_t vwc;			/* Identify VWC byte if present known */
+	uint8_t critical_warning;
+	struct vwc_facts facts;
+	struct vwc_decision decision;
+};
+
+/**
+ * struct vwc_ns - one namespace as the block layer exposes it
+ */
+struct vwc_ns {
+	char name[VWC_NAME_LEN];
+	char syspath[VWC_PATH_LEN];
+	int ctrl[VWC_MAX_PATHS];	/* indices into vwc_topo.ctrls */
+	int nr_ctrl;
+	char path_syspath[VWC_MAX_PATHS][VWC_PATH_LEN];	/* hidden paths */
+	int nr_paths;
+
+	bool wanted;
+	struct vwc_decision decision;
+	enum vwc_mode before;
+	enum vwc_mode after;
+	enum vwc_action action;
+	char errmsg[160];
+};
+
+/**
+ * struct vwc_topo - the host's NVMe devices
+ */
+struct vwc_topo {
+	struct vwc_ctrl *ctrls;
+	int nr_ctrls;
+	struct vwc_ns *ns;
+	int nr_ns;
+};
+
+/**
+ * vwc_name_classify() - classify a kernel device name (pure)
+ * @name:	e.g. "nvme0", "nvme0n1", "ng0n1", "nvme0c1n1", "nvme0n1p1"
+ * @ns_name:	for anything naming a namespace, the namespace's block name
+ *		("nvme0n1"); for a controller, the name itself
+ * @len:	size of @ns_name
+ *
+ * Return: the kind, VWC_KIND_NONE if @name is not an NVMe device name.
+ */
+enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len);
+
+/**
+ * vwc_topo_scan() - discover controllers and namespaces
+ * @udev:	libudev context
+ * @t:		result, to free with vwc_topo_free()
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_topo_scan(struct udev *udev, struct vwc_topo *t);
+
+/**
+ * vwc_topo_free() - free what vwc_topo_scan() allocated
+ * @t:	topology
+ */
+void vwc_topo_free(struct vwc_topo *t);
+
+/**
+ * vwc_topo_find_ctrl() - controller by name
+ * @t:		topology
+ * @name:	"nvme0"
+ *
+ * Return: its index, or -1.
+ */
+int vwc_topo_find_ctrl(const struct vwc_topo *t, const char *name);
+
+/**
+ * vwc_topo_find_ns() - namespace by block name
+ * @t:		topology
+ * @name:	"nvme0n1"
+ *
+ * Return: its index, or -1.
+ */
+int vwc_topo_find_ns(const struct vwc_topo *t, const char *name);
+
+/**
+ * vwc_ns_has_ctrl() - does controller @c reach namespace @ns
+ * @ns:		namespace
+ * @c:		controller index
+ *
+ * Return: true if it does.
+ */
+bool vwc_ns_has_ctrl(const struct vwc_ns *ns, int c);
+
+/**
+ * struct vwc_target - a device named on the command line
+ * @kind:	VWC_KIND_CTRL or VWC_KIND_NS
+ * @name:	kernel name of the controller or namespace
+ */
+struct vwc_target {
+	enum vwc_kind kind;
+	char name[VWC_NAME_LEN];
+};
+
+/**
+ * vwc_resolve() - turn an admin's argument into a controller or namespace
+ * @udev:	libudev context
+ * @arg:	/dev/nvme0, /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1, a symlink
+ * @t:		result
+ * @err:	on failure, the cause (without the device name)
+ * @errlen:	size of @err
+ *
+ * Return: 0, or a negative errno with @err filled.
+ */
+int vwc_resolve(struct udev *udev, const char *arg, struct vwc_target *t,
+		char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: verbs.h - the one command table
+ *
+ * Every command of nvme-vwc-sync, once. The standalone binary dispatches
+ * through vwc_cli_run() over this table and the nvme-cli plugin header
+ * expands the same list into its COMMAND_LIST, so the two can never
+ * drift apart.
+ *
+ * X(name, c_ident, summary)
+ */
+#ifndef VWC_VERBS_H
+#define VWC_VERBS_H
+
+#define VWC_VERBS(X)							\
+	X("sync", sync, "Make the block layer follow the controller's volatile write cache")
+
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The JSON report: built from a run, serialized, parsed back with json-c
+ * and checked field by field (never compared as a string).
+ */
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "report.h"
+#include "tap.h"
+
+static const char *get_str(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) || !v)
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool is_null(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && !v;
+}
+
+int main(void)
+{
+	struct vwc_ctrl ctrls[2];
+	struct vwc_ns ns[2];
+	struct vwc_arg_error err = { "/dev/null", "not an NVMe device" };
+	struct vwc_run r;
+	struct json_object *o, *back, *a, *c0, *c1, *n0, *v;
+	const char *text;
+
+	memset(&r, 0, sizeof(r));
+	memset(ctrls, 0, sizeof(ctrls));
+	memset(ns, 0, sizeof(ns));
+	r.command = "sync";
+	r.topo.ctrls = ctrls;
+	r.topo.nr_ctrls = 2;
+	r.topo.ns = ns;
+	r.topo.nr_ns = 2;
+	r.errs = &err;
+	r.nr_errs = 1;
+
+	strcpy(ctrls[0].name, "nvme0");
+	strcpy(ctrls[0].model, "QEMU NVMe Ctrl");
+	strcpy(ctrls[0].serial, "VWC0 \"quoted\"");
+	strcpy(ctrls[0].pci_id, "1b36:0010");
+	ctrls[0].probed = true;
+	ctrls[0].facts = (struct vwc_facts){ VWC_TRI_YES, VWC_TRI_NO,
+					     VWC_TRI_NO, 0 };
+	ctrls[0].decision = vwc_policy_decide(&ctrls[0].facts);
+	strcpy(ctrls[1].name, "nvme1");
+	ctrls[1].probed = true;
+	ctrls[1].facts = (struct vwc_facts){ VWC_TRI_YES, VWC_TRI_UNKNOWN,
+					     VWC_TRI_UNKNOWN, 0 };
+	ctrls[1].decision = vwc_policy_decide(&ctrls[1].facts);
+	strcpy(ctrls[1].errmsg, "Get Features 06h failed: NVMe status 0x2");
+
+	strcpy(ns[0].name, "nvme0n1");
+	ns[0].wanted = true;
+	ns[0].ctrl[0] = 0;
+	ns[0].nr_ctrl = 1;
+	ns[0].before = VWC_MODE_WRITE_BACK;
+	ns[0].after = VWC_MODE_WRITE_THROUGH;
+	ns[0].action = VWC_ACT_CHANGED;
+	ns[0].decision = ctrls[0].decision;
+	strcpy(ns[1].name, "nvme1n1");	/* not selected: not reported */
+
+	o = vwc_report_json(&r);
+	ok(o != NULL, "report built");
+	text = json_object_to_json_string(o);
+	back = json_tokener_parse(text);
+	ok(back != NULL, "report parses back");
+
+	ok(json_object_object_get_ex(back, "schema_version", &v) &&
+	   json_object_get_int(v) == 1, "schema_version 1");
+	is_str(get_str(back, "command"), "sync", "command");
+	ok(json_object_object_get_ex(back, "dry_run", &v) &&
+	   !json_object_get_boolean(v), "dry_run false");
+
+	ok(json_object_object_get_ex(back, "controllers", &a) &&
+	   json_object_array_length(a) == 2, "two controllers");
+	c0 = json_object_array_get_idx(a, 0);
+	c1 = json_object_array_get_idx(a, 1);
+	is_str(get_str(c0, "name"), "nvme0", "controller name");
+	is_str(get_str(c0, "serial"), "VWC0 \"quoted\"", "serial escaped");
+	is_str(get_str(c0, "pci_id"), "1b36:0010", "pci_id");
+	ok(json_object_object_get_ex(c0, "vwc_present", &v) &&
+	   json_object_get_boolean(v), "vwc_present true");
+	is_str(get_str(c0, "wce"), "disabled", "wce disabled");
+	is_str(get_str(c0, "recommended"), "write through", "recommended");
+	ok(is_null(c0, "error"), "no error is null");
+	is_str(get_str(c1, "wce"), "unknown", "wce unknown");
+	is_str(get_str(c1, "recommended"), "write back",
+	       "unknown means write back");
+	ok(is_null(c1, "pci_id"), "no PCI id is null (fabrics)");
+	ok(is_null(c1, "backup_failed"), "SMART unknown is null");
+	is_str(get_str(c1, "error"), "Get Features 06h failed: NVMe status 0x2",
+	       "controller error");
+
+	ok(json_object_object_get_ex(back, "namespaces", &a) &&
+	   json_object_array_length(a) == 1, "only selected namespaces");
+	n0 = json_object_array_get_idx(a, 0);
+	is_str(get_str(n0, "name"), "nvme0n1", "namespace name");
+	is_str(get_str(n0, "write_cache_before"), "write back", "before");
+	is_str(get_str(n0, "write_cache_after"), "write through", "after");
+	is_str(get_str(n0, "action"), "changed", "action");
+	ok(json_object_object_get_ex(n0, "controllers", &v) &&
+	   json_object_array_length(v) == 1 &&
+	   !strcmp(json_object_get_string(json_object_array_get_idx(v, 0)),
+		   "nvme0"), "namespace controllers");
+
+	ok(json_object_object_get_ex(back, "errors", &a) &&
+	   json_object_array_length(a) == 1, "one error");
+	is_str(get_str(json_object_array_get_idx(a, 0), "device"), "/dev/null",
+	       "error names the device");
+
+	json_object_put(o);
+	json_object_put(back);
+	return tap_done();
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Device-name classification: every name an admin or the kernel uses. */
+#include "topo.h"
+#include "tap.h"
+
+static const struct {
+	const char *in;
+	enum vwc_kind kind;
+	const char *ns;
+} table[] = {
+	{ "nvme0", VWC_KIND_CTRL, "nvme0" },
+	{ "nvme12", VWC_KIND_CTRL, "nvme12" },
+	{ "nvme0n1", VWC_KIND_NS, "nvme0n1" },
+	{ "nvme3n17", VWC_KIND_NS, "nvme3n17" },
+	{ "ng0n1", VWC_KIND_GENERIC, "nvme0n1" },
+	{ "ng2n3", VWC_KIND_GENERIC, "nvme2n3" },
+	{ "nvme0c1n1", VWC_KIND_PATH, "nvme0n1" },
+	{ "nvme1c12n4", VWC_KIND_PATH, "nvme1n4" },
+	{ "nvme0n1p1", VWC_KIND_PARTITION, "nvme0n1" },
+	{ "nvme0n1p", VWC_KIND_NONE, NULL },
+	{ "nvme", VWC_KIND_NONE, NULL },
+	{ "nvmex", VWC_KIND_NONE, NULL },
+	{ "nvme0x", VWC_KIND_NONE, NULL },
+	{ "nvme0n", VWC_KIND_NONE, NULL },
+	{ "ng0", VWC_KIND_NONE, NULL },
+	{ "ng0c1n1", VWC_KIND_NONE, NULL },
+	{ "ng0n1p1", VWC_KIND_NONE, NULL },
+	{ "nvme-fabrics", VWC_KIND_NONE, NULL },
+	{ "nvme-subsys0", VWC_KIND_NONE, NULL },
+	{ "null", VWC_KIND_NONE, NULL },
+	{ "vda", VWC_KIND_NONE, NULL },
+	{ "sda1", VWC_KIND_NONE, NULL },
+	{ "", VWC_KIND_NONE, NULL },
+	{ "nvme99999999999", VWC_KIND_NONE, NULL },
+};
+
+int main(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		char ns[VWC_NAME_LEN] = "";
+		enum vwc_kind k = vwc_name_classify(table[i].in, ns,
+						    sizeof(ns));
+
+		ok(k == table[i].kind, "classify '%s' -> kind %d", table[i].in,
+		   table[i].kind);
+		if (table[i].ns)
+			is_str(ns, table[i].ns, "'%s' names %s", table[i].in,
+			       table[i].ns);
+	}
+	return tap_done();
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The write-cache rule, every row. Links policy.c only. */
+#include "policy.h"
+#include "tap.h"
+
+#define U VWC_TRI_UNKNOWN
+#define N VWC_TRI_NO
+#define Y VWC_TRI_YES
+#define WB VWC_MODE_WRITE_BACK
+#define WT VWC_MODE_WRITE_THROUGH
+
+static const struct {
+	struct vwc_facts f;
+	enum vwc_mode mode;
+	enum vwc_reason reason;
+	const char *row;
+} table[] = {
+	/* seed 000's truth table */
+	{ { N, U, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE absent" },
+	{ { N, N, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE 0" },
+	{ { N, Y, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE 1" },
+	{ { Y, U, N, 0 }, WB, VWC_REASON_WCE_UNKNOWN, "present, WCE unknown" },
+	{ { Y, N, N, 0 }, WT, VWC_REASON_WCE_DISABLED, "present, WCE 0" },
+	{ { Y, Y, N, 0 }, WB, VWC_REASON_WCE_ENABLED, "present, WCE 1" },
+	/* unknown means write-back */
+	{ { U, U, N, 0 }, WB, VWC_REASON_PRESENT_UNKNOWN, "identify failed" },
+	{ { U, N, N, 0 }, WB, VWC_REASON_PRESENT_UNKNOWN, "identify failed, WCE 0" },
+	{ { Y, N, U, 0 }, WT, VWC_REASON_WCE_DISABLED, "WCE 0, SMART unread" },
+	/* SMART bit 4 wins over everything but the admin */
+	{ { Y, N, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "WCE 0, backup failed" },
+	{ { N, U, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "absent, backup failed" },
+	/* admin overrides */
+	{ { Y, N, N, VWC_OVERRIDE_WRITE_BACK }, WB, VWC_REASON_OVERRIDE, "forced write-back" },
+	{ { N, U, N, VWC_OVERRIDE_WRITE_BACK }, WB, VWC_REASON_OVERRIDE, "forced write-back, absent" },
+	{ { Y, Y, N, VWC_OVERRIDE_IGNORE }, VWC_MODE_NONE, VWC_REASON_IGNORED, "ignored" },
+};
+
+int main(void)
+{
+	enum vwc_mode m;
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		struct vwc_decision d = vwc_policy_decide(&table[i].f);
+
+		ok(d.mode == table[i].mode && d.reason == table[i].reason,
+		   "decide: %s -> %s", table[i].row,
+		   vwc_mode_str(table[i].mode));
+	}
+
+	/* multipath: write-through only if every controller says so */
+	{
+		struct vwc_facts off = { Y, N, N, 0 }, on = { Y, Y, N, 0 };
+		struct vwc_facts none = { N, U, N, 0 }, unk = { Y, U, N, 0 };
+		struct vwc_facts ign = { Y, N, N, VWC_OVERRIDE_IGNORE };
+		struct vwc_facts f2[2];
+		struct vwc_decision d;
+
+		f2[0] = off; f2[1] = off;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WT, "shared: off+off -> write through");
+		f2[0] = off; f2[1] = none;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WT, "shared: off+absent -> write through");
+		f2[0] = off; f2[1] = on;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WB && d.reason == VWC_REASON_SHARED_ENABLED,
+		   "shared: off+on -> write back (shared enabled)");
+		f2[0] = on; f2[1] = off;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WB, "shared: on+off -> write back");
+		f2[0] = off; f2[1] = unk;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WB && d.reason == VWC_REASON_WCE_UNKNOWN,
+		   "shared: off+unknown -> write back");
+		f2[0] = off; f2[1] = ign;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == VWC_MODE_NONE, "shared: one ignored -> untouched");
+		d = vwc_policy_decide_shared(f2, 0);
+		ok(d.mode == WB && d.reason == VWC_REASON_NO_CONTROLLER,
+		   "shared: no controller -> write back");
+		d = vwc_policy_decide_shared(&off, 1);
+		ok(d.mode == WT && d.reason == VWC_REASON_WCE_DISABLED,
+		   "shared: single controller = its own decision");
+	}
+
+	ok(!vwc_mode_parse("write back\n", &m) && m == WB, "parse 'write back'");
+	ok(!vwc_mode_parse("write through\n", &m) && m == WT,
+	   "parse 'write through'");
+	ok(vwc_mode_parse("write", &m) < 0, "parse rejects 'write'");
+	ok(vwc_mode_parse("write back extra", &m) < 0, "parse rejects trailing");
+	is_str(vwc_mode_str(WT), "write through", "sysfs spelling");
+	is_str(vwc_tri_wce_str(U), "unknown", "wce unknown");
+	return tap_done();
+}
