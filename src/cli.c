@@ -119,7 +119,7 @@ int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg)
 /*
  * sync: the heart. Probe, decide, apply, report.
  */
-static int cmd_sync(int argc, char **argv)
+int cmd_sync(int argc, char **argv)
 {
 	struct vwc_config cfg;
 	struct vwc_opts o;

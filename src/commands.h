@@ -54,6 +54,16 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
  */
 int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg);
 
+/* The commands of verbs.h; each takes argv[0] = its own name. */
+int cmd_sync(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_set_cache(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
+int cmd_quirks(int argc, char **argv);
+int cmd_flush_latency(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_irq_stat(int argc, char **argv);
+
 /**
  * vwc_cli_list() - print the command table
  * @out:	stream

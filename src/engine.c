@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "log.h"
 #include "nvme-io.h"
+#include "quirks.h"
 
 int vwc_run_init(struct vwc_run *r, const char *command,
 		 const struct vwc_config *cfg)
@@ -30,8 +31,10 @@ int vwc_run_init(struct vwc_run *r, const char *command,
 	if (ret) {
 		udev_unref(r->udev);
 		r->udev = NULL;
+		return ret;
 	}
-	return ret;
+	vwc_quirks_fill(r);
+	return 0;
 }
 
 void vwc_run_free(struct vwc_run *r)

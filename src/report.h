@@ -10,11 +10,13 @@
  *	      (true/false/null), "wce" ("enabled"|"disabled"|"unknown"),
  *	      "backup_failed" (true/false/null), "override",
  *	      "recommended" ("write back"|"write through"|"none"),
- *	      "reason", "error" (string or null) } ],
+ *	      "reason", "quirks_hwdb": [names], "quirks_kernel": [names]
+ *	      or null when the kernel does not say, "error" } ],
+ *	  "host": { "cpu_vendor", "advisories": [text] },
  *	  "namespaces": [ { "name", "controllers": [names],
  *	      "write_cache_before", "write_cache_after", "recommended",
  *	      "action" ("changed"|"unchanged"|"would-change"|"skipped"|
- *	      "failed"), "reason", "error" (string or null) } ],
+ *	      "failed"), "reason", "drift" (bool), "error" (string or null) } ],
  *	  "errors": [ { "device", "error" } ] }
  */
 #ifndef VWC_REPORT_H
@@ -49,6 +51,14 @@ int vwc_format_parse(const char *s, enum vwc_format *fmt);
  * Return: a static string.
  */
 const char *vwc_action_str(enum vwc_action a);
+
+/**
+ * vwc_ns_drift() - does a namespace differ from what the policy says
+ * @ns:	namespace (decision and after filled)
+ *
+ * Return: true on drift.
+ */
+bool vwc_ns_drift(const struct vwc_ns *ns);
 
 /**
  * vwc_report_json() - the run as a JSON object (schema above)

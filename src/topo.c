@@ -131,6 +131,7 @@ static int add_ctrl(struct vwc_topo *t, struct udev_device *dev)
 		const char *v = udev_device_get_sysattr_value(pci, "vendor");
 		const char *d = udev_device_get_sysattr_value(pci, "device");
 
+		copy_attr(pci, "modalias", c->modalias, sizeof(c->modalias));
 		if (v && d) {
 			c->pci_vendor = (uint16_t)strtoul(v, NULL, 16);
 			c->pci_device = (uint16_t)strtoul(d, NULL, 16);

@@ -57,6 +57,10 @@ struct vwc_ctrl {
 	char pci_id[16];		/* "1b36:0010", empty if not PCI */
 	uint16_t pci_vendor;
 	uint16_t pci_device;
+	char modalias[128];		/* of the PCI function, for hwdb */
+	char hwdb_quirks[128];		/* NVME_VWC_SYNC_QUIRKS from hwdb */
+	char kernel_quirks[256];	/* /sys/class/nvme/nvmeN/quirks */
+	bool has_kernel_quirks;		/* that file exists */
 
 	bool wanted;			/* probe it */
 	bool probed;

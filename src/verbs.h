@@ -13,6 +13,11 @@
 #define VWC_VERBS_H
 
 #define VWC_VERBS(X)							\
-	X("sync", sync, "Make the block layer follow the controller's volatile write cache")
+	X("sync", sync, "Make the block layer follow the controller's volatile write cache") \
+	X("audit", audit, "Read-only report: cache state, drift, quirks, advisories") \
+	X("set-cache", set_cache, "Enable or disable the drive's cache, safely ordered") \
+	X("restore", restore, "Undo what this tool changed") \
+	X("quirks", quirks, "Apply the quirk database's mitigations the kernel allows") \
+	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough")
 
 #endif

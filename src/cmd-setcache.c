@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * set-cache on|off: change the drive's volatile write cache with the
+ * block layer ordered around it, so the safety invariant holds at every
+ * instant:
+ *   on:  every namespace to write-back first, then WCE=1, then verify;
+ *   off: WCE=0 first, verify, then the policy (write-through follows).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blk.h"
+#include "commands.h"
+#include "config.h"
+#include "engine.h"
+#include "log.h"
+#include "nvme-io.h"
+
+static int set_wce_verified(struct vwc_ctrl *c, bool on)
+{
+	char buf[160];
+	bool now;
+	int fd, r;
+
+	fd = vwc_nvme_open(c->devnode);
+	if (fd < 0) {
+		vwc_err("%s: cannot open %s: %s", c->name, c->devnode,
+			strerror(-fd));
+		return fd;
+	}
+	r = vwc_nvme_set_wce(fd, on);
+	if (r) {
+		vwc_err("%s: Set Features 06h (WCE=%d) failed: %s", c->name, on,
+			vwc_nvme_strerror(r, buf, sizeof(buf)));
+		goto out;
+	}
+	r = vwc_nvme_get_wce(fd, &now);
+	if (r) {
+		vwc_err("%s: Get Features 06h failed after setting WCE: %s",
+			c->name, vwc_nvme_strerror(r, buf, sizeof(buf)));
+		goto out;
+	}
+	if (now != on) {
+		vwc_err("%s: WCE reads %d after setting %d", c->name, now, on);
+		r = -EIO;
+	}
+out:
+	close(fd);
+	return r;
+}
+
+static int enable(struct vwc_run *r, int ci)
+{
+	struct vwc_ctrl *c = &r->topo.ctrls[ci];
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_ENABLED };
+	int i, ret;
+
+	/* 1. flushes on for every namespace this controller reaches */
+	for (i = 0; i < r->topo.nr_ns; i++) {
+		struct vwc_ns *ns = &r->topo.ns[i];
+
+		if (!vwc_ns_has_ctrl(ns, ci))
+			continue;
+		ns->wanted = true;
+		ret = vwc_blk_apply(ns, wb, r->dry_run);
+		if (ret) {
+			vwc_err("%s: %s could not go to write back; cache left as it is",
+				c->name, ns->name);
+			r->nr_failed++;
+			return ret;
+		}
+	}
+	/* 2. only then the cache */
+	if (r->dry_run)
+		return 0;
+	ret = set_wce_verified(c, true);
+	if (ret)
+		r->nr_failed++;
+	return ret;
+}
+
+static int disable(struct vwc_run *r, int ci)
+{
+	struct vwc_ctrl *c = &r->topo.ctrls[ci];
+	int i, ret = 0;
+
+	/* 1. the cache off, verified */
+	if (!r->dry_run) {
+		ret = set_wce_verified(c, false);
+		if (ret) {
+			r->nr_failed++;
+			return ret;
+		}
+	}
+	/* 2. then the policy, which now sees WCE=0 */
+	for (i = 0; i < r->topo.nr_ns; i++)
+		if (vwc_ns_has_ctrl(&r->topo.ns[i], ci))
+			r->topo.ns[i].wanted = true;
+	return 0;
+}
+
+int cmd_set_cache(int argc, char **argv)
+{
+	struct vwc_config cfg;
+	struct vwc_opts o;
+	struct vwc_run r;
+	bool on;
+	int i, ret;
+
+	if (vwc_opts_parse(argc, argv, &o, "set-cache"))
+		return VWC_EXIT_USAGE;
+	if (o.help) {
+		printf("Usage: nvme vwc set-cache on|off <device>... [--dry-run] [-o normal|json]\n\n"
+		       "Enable or disable the controller's volatile write cache (Set Features 06h),\n"
+		       "ordered with the block layer: 'on' puts every namespace in write back first,\n"
+		       "'off' disables the cache first and then lets the policy choose write through.\n"
+		       "Returns when both are done and verified.\n");
+		return 0;
+	}
+	if (o.nr_args < 2 || o.all ||
+	    (strcmp(o.args[0], "on") && strcmp(o.args[0], "off"))) {
+		vwc_err("set-cache: usage: set-cache on|off <device>...");
+		return VWC_EXIT_USAGE;
+	}
+	on = !strcmp(o.args[0], "on");
+	if (vwc_load_config(&o, &cfg))
+		return VWC_EXIT_ERROR;
+	ret = vwc_run_init(&r, "set-cache", &cfg);
+	if (ret) {
+		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
+		return VWC_EXIT_ERROR;
+	}
+	r.dry_run = o.dry_run;
+	vwc_run_select(&r, o.args + 1, o.nr_args - 1);
+	/* namespaces named: act on their controllers */
+	for (i = 0; i < r.topo.nr_ns; i++)
+		r.topo.ns[i].wanted = false;
+	vwc_run_probe(&r);
+	for (i = 0; i < r.topo.nr_ctrls; i++) {
+		struct vwc_ctrl *c = &r.topo.ctrls[i];
+
+		if (!c->wanted || c->err)
+			continue;
+		if (c->facts.present != VWC_TRI_YES) {
+			vwc_run_add_error(&r, c->name,
+					  "no volatile write cache to %s",
+					  on ? "enable" : "disable");
+			continue;
+		}
+		if (on)
+			enable(&r, i);
+		else
+			disable(&r, i);
+	}
+	/* re-read what the drives say now and report it */
+	vwc_run_probe(&r);
+	if (!on || r.nr_failed)
+		vwc_run_apply(&r);
+	if (!o.quiet)
+		vwc_report_print(&r, o.fmt, stdout);
+	ret = vwc_run_exit_status(&r);
+	vwc_run_free(&r);
+	return ret;
+}
