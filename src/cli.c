@@ -75,6 +75,7 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 					optarg);
 				return -EINVAL;
 			}
+			o->interval_set = true;
 			break;
 		case 'c':
 			errno = 0;

@@ -28,6 +28,7 @@ struct vwc_opts {
 	enum vwc_format fmt;
 	const char *config;
 	double interval;
+	bool interval_set;
 	long count;
 	char **args;
 	int nr_args;

@@ -73,10 +73,20 @@ static void select_ns(struct vwc_run *r, struct vwc_ns *ns)
 		r->topo.ctrls[ns->ctrl[i]].wanted = true;
 }
 
+void vwc_run_select_ctrl(struct vwc_run *r, int idx)
+{
+	int j;
+
+	r->topo.ctrls[idx].wanted = true;
+	for (j = 0; j < r->topo.nr_ns; j++)
+		if (vwc_ns_has_ctrl(&r->topo.ns[j], idx))
+			select_ns(r, &r->topo.ns[j]);
+}
+
 int vwc_run_select(struct vwc_run *r, char **args, int n)
 {
 	struct vwc_topo *t = &r->topo;
-	int i, j, bad = 0;
+	int i, bad = 0;
 
 	if (!n) {
 		for (i = 0; i < t->nr_ctrls; i++)
@@ -114,10 +124,7 @@ int vwc_run_select(struct vwc_run *r, char **args, int n)
 			bad++;
 			continue;
 		}
-		t->ctrls[idx].wanted = true;
-		for (j = 0; j < t->nr_ns; j++)
-			if (vwc_ns_has_ctrl(&t->ns[j], idx))
-				select_ns(r, &t->ns[j]);
+		vwc_run_select_ctrl(r, idx);
 	}
 	return bad;
 }
@@ -153,7 +160,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 	c->facts.backup_failed = VWC_TRI_UNKNOWN;
 	c->facts.override = vwc_config_override(r->cfg, c);
 
-	fd = vwc_nvme_open(c->devnode);
+	fd = c->held_fd > 0 ? c->held_fd : vwc_nvme_open(c->devnode);
 	if (fd < 0) {
 		c->err = fd;
 		snprintf(c->errmsg, sizeof(c->errmsg), "cannot open %s: %s%s",
@@ -189,7 +196,8 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 			tri(cw & NVME_SMART_CRIT_VOLATILE_MEMORY);
 	}
 close:
-	close(fd);
+	if (fd != c->held_fd)
+		close(fd);
 out:
 	c->decision = vwc_policy_decide(&c->facts);
 	vwc_info("%s: vwc=%s wce=%s -> %s (%s)", c->name,

@@ -70,6 +70,13 @@ void vwc_run_free(struct vwc_run *r);
 int vwc_run_select(struct vwc_run *r, char **args, int n);
 
 /**
+ * vwc_run_select_ctrl() - select a controller and every namespace it reaches
+ * @r:		run
+ * @idx:	controller index
+ */
+void vwc_run_select_ctrl(struct vwc_run *r, int idx);
+
+/**
  * vwc_run_add_error() - record an argument error
  * @r:		run
  * @device:	what the admin typed

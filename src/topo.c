@@ -110,6 +110,7 @@ static int add_ctrl(struct vwc_topo *t, struct udev_device *dev)
 	t->ctrls = arr;
 	c = &arr[t->nr_ctrls++];
 	memset(c, 0, sizeof(*c));
+	c->held_fd = -1;
 	c->facts.present = VWC_TRI_UNKNOWN;
 	c->facts.wce = VWC_TRI_UNKNOWN;
 	c->facts.backup_failed = VWC_TRI_UNKNOWN;

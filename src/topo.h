@@ -62,6 +62,7 @@ struct vwc_ctrl {
 	char kernel_quirks[256];	/* /sys/class/nvme/nvmeN/quirks */
 	bool has_kernel_quirks;		/* that file exists */
 
+	int held_fd;			/* > 0: an fd the caller keeps open */
 	bool wanted;			/* probe it */
 	bool probed;
 	int err;			/* open failure, 0 if opened */

@@ -17,6 +17,7 @@
 	X("audit", audit, "Read-only report: cache state, drift, quirks, advisories") \
 	X("set-cache", set_cache, "Enable or disable the drive's cache, safely ordered") \
 	X("restore", restore, "Undo what this tool changed") \
+	X("watch", watch, "Sidecar: re-apply the policy whenever the cache state can change") \
 	X("quirks", quirks, "Apply the quirk database's mitigations the kernel allows") \
 	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough")
 
