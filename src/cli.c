@@ -18,6 +18,13 @@
 #include "report.h"
 #include "verbs.h"
 
+const char *vwc_prog = "nvme-vwc-sync";
+
+void vwc_cli_set_prog(const char *prog)
+{
+	vwc_prog = prog;
+}
+
 int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		   const char *usage_fn)
 {
@@ -130,12 +137,12 @@ int cmd_sync(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "sync"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc-sync [<device>...|--all] [--dry-run] [-o normal|json] [-v] [--config=<file>]\n\n"
+		printf("Usage: %s sync [<device>...|--all] [--dry-run] [-o normal|json] [-v] [--config=<file>]\n\n"
 		       "Make each namespace's block-layer write cache mode follow what its\n"
 		       "controller reports: write through when the controller has no volatile\n"
 		       "write cache or reports it disabled (WCE=0), write back otherwise.\n"
 		       "<device>: /dev/nvme0, /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1;\n"
-		       "none means every NVMe controller. See nvme-vwc-sync(8).\n");
+		       "none means every NVMe controller. See nvme-vwc-sync(8).\n", vwc_prog);
 		return 0;
 	}
 	if (o.fmt == VWC_FMT_PROMETHEUS) {

@@ -15,4 +15,12 @@
  */
 int vwc_cli_run(const char *verb, int argc, char **argv);
 
+/**
+ * vwc_cli_set_prog() - how the commands are invoked, for usage texts
+ * @prog:	"nvme vwc" under nvme-cli; "nvme-vwc-sync" by default
+ */
+void vwc_cli_set_prog(const char *prog);
+
+extern const char *vwc_prog;
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blk.h"
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
@@ -24,11 +25,11 @@ int cmd_audit(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "audit"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc audit [<device>...] [-o normal|json|prometheus] [--config=<file>]\n\n"
+		printf("Usage: %s audit [<device>...] [-o normal|json|prometheus] [--config=<file>]\n\n"
 		       "Read-only report of every NVMe controller and namespace: cache present and\n"
 		       "enabled, current and recommended block-layer mode, drift, quirk matches and\n"
 		       "their effective state, advisories. Exit status: 0 all in sync, 3 drift\n"
-		       "found, 1 error.\n");
+		       "found, 1 error.\n", vwc_prog);
 		return 0;
 	}
 	if (vwc_load_config(&o, &cfg))
@@ -71,12 +72,12 @@ int cmd_quirks(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "quirks"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc quirks [<device>...] [--dry-run]\n\n"
+		printf("Usage: %s quirks [<device>...] [--dry-run]\n\n"
 		       "For controllers the hwdb quirk database lists (Crucial T700/T705:\n"
 		       "disable_write_zeroes), apply what the running kernel allows, each step\n"
 		       "printed: write_zeroes_unmap_max_bytes to 0 at run time where the kernel has\n"
 		       "it, and a modprobe.d snippet (merged with the admin's own quirks) where\n"
-		       "nvme is a module with a quirks parameter. 'restore' removes the snippet.\n");
+		       "nvme is a module with a quirks parameter. 'restore' removes the snippet.\n", vwc_prog);
 		return 0;
 	}
 	ret = vwc_run_init(&r, "quirks", NULL);

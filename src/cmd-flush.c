@@ -12,6 +12,7 @@
 
 #include <libudev.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "engine.h"
 #include "log.h"
@@ -50,10 +51,10 @@ int cmd_flush_latency(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "flush-latency"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc flush-latency <namespace> [--count=<N>] [-o normal|json]\n\n"
+		printf("Usage: %s flush-latency <namespace> [--count=<N>] [-o normal|json]\n\n"
 		       "Send N (default 100, at most %d) NVMe Flush commands to the namespace\n"
 		       "through the passthrough interface and print average, p50, p99 and max.\n"
-		       "Writes no data.\n", FLUSH_MAX_COUNT);
+		       "Writes no data.\n", vwc_prog, FLUSH_MAX_COUNT);
 		return 0;
 	}
 	if (o.nr_args != 1) {

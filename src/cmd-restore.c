@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "blk.h"
+#include "cli.h"
 #include "commands.h"
 #include "engine.h"
 #include "log.h"
@@ -36,12 +37,12 @@ int cmd_restore(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "restore"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc restore [<device>...|--all] [--dry-run]\n\n"
+		printf("Usage: %s restore [<device>...|--all] [--dry-run]\n\n"
 		       "Put every namespace this tool changed back to the value it found\n"
 		       "(the kernel's own choice), and remove the files it wrote (modprobe.d\n"
 		       "snippet). A value changed by someone else since is left alone and\n"
 		       "reported. Write through is never restored on a controller whose\n"
-		       "cache is enabled or unknown.\n");
+		       "cache is enabled or unknown.\n", vwc_prog);
 		return 0;
 	}
 	if (o.all && o.nr_args) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "blk.h"
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
@@ -113,11 +114,11 @@ int cmd_set_cache(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "set-cache"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc set-cache on|off <device>... [--dry-run] [-o normal|json]\n\n"
+		printf("Usage: %s set-cache on|off <device>... [--dry-run] [-o normal|json]\n\n"
 		       "Enable or disable the controller's volatile write cache (Set Features 06h),\n"
 		       "ordered with the block layer: 'on' puts every namespace in write back first,\n"
 		       "'off' disables the cache first and then lets the policy choose write through.\n"
-		       "Returns when both are done and verified.\n");
+		       "Returns when both are done and verified.\n", vwc_prog);
 		return 0;
 	}
 	if (o.nr_args < 2 || o.all ||

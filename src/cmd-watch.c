@@ -34,6 +34,7 @@
 #include <libudev.h>
 
 #include "blk.h"
+#include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
@@ -444,13 +445,13 @@ int cmd_watch(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "watch"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: nvme vwc watch [--interval=<seconds>] [--config=<file>] [-v]\n\n"
+		printf("Usage: %s watch [--interval=<seconds>] [--config=<file>] [-v]\n\n"
 		       "Sidecar: keep every NVMe namespace's write cache mode right when the\n"
 		       "controller's cache state can change (Set Features 06h by any process,\n"
 		       "controller reset, namespace rescan, hotplug, SMART events). Event driven;\n"
 		       "a safety net every --interval seconds (default 60) compares write_cache\n"
 		       "and sends only Get Features 06h to controllers that report a cache.\n"
-		       "Stops on SIGTERM or SIGINT.\n");
+		       "Stops on SIGTERM or SIGINT.\n", vwc_prog);
 		return 0;
 	}
 	period = o.interval_set ? o.interval : 60.0;

@@ -19,6 +19,7 @@
 	X("restore", restore, "Undo what this tool changed") \
 	X("watch", watch, "Sidecar: re-apply the policy whenever the cache state can change") \
 	X("quirks", quirks, "Apply the quirk database's mitigations the kernel allows") \
-	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough")
+	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough") \
+	X("irq-stat", irq_stat, "Interrupts per NVMe queue and completions per interrupt")
 
 #endif

@@ -55,6 +55,7 @@ static int vwc_plugin_run(const char *verb, int argc, char **argv)
 	int status;
 
 	argv[0] = (char *)verb;
+	vwc_cli_set_prog("nvme vwc");
 	status = vwc_cli_run(verb, argc, argv);
 	if (status > 1)
 		exit(status);
