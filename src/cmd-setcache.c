@@ -46,6 +46,8 @@ static int set_wce_verified(struct vwc_ctrl *c, bool on)
 	if (now != on) {
 		vwc_err("%s: WCE reads %d after setting %d", c->name, now, on);
 		r = -EIO;
+	} else {
+		vwc_notice("%s: WCE set to %d (verified)", c->name, on);
 	}
 out:
 	close(fd);

@@ -1,0 +1,69 @@
+#!/bin/sh
+# vm: ctrl wc=off
+# vm: ctrl wc=on
+# kernels: 6.1 6.12 7.2
+#
+# The sidecar: raw Set Features 06h from another tool, controller reset,
+# namespace rescan; idle CPU, descriptors, clean stop.
+. /vwc/guest/lib.sh
+
+off=$(ctrl_by_serial VWC0)
+on=$(ctrl_by_serial VWC1)
+ns=$(ns_of "$off")
+nson=$(ns_of "$on")
+mkdir -p /run/udev
+systemd-udevd --daemon --resolve-names=never >/dev/null 2>&1 && udevadm settle --timeout=10
+
+nvme-vwc-sync watch -v -v >/tmp/watch.log 2>&1 &
+pid=$!
+wait_for "watch: initial sync puts WCE-off namespace in write through" 10 sh -c "[ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write through' ]"
+check_eq "watch: WCE-on namespace stays write back" "$(wc "$nson")" "write back"
+
+wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
+wb() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write back" ]; }
+
+nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
+wait_for "raw set-feature WCE=1: write back" 5 wb
+nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
+wait_for "raw set-feature WCE=0: write through" 5 wt
+
+# through the namespace's generic node too
+nvme set-feature "/dev/ng${ns#nvme}" --feature-id=6 --value=1 >/dev/null 2>&1
+wait_for "raw set-feature via /dev/ng node: write back" 5 wb
+nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
+wait_for "back to write through" 5 wt
+
+echo 1 >"/sys/class/nvme/$off/reset_controller"
+wait_for - 20 ctrl_live "$off"
+sleep 6
+check_eq "after reset_controller: write through (WCE $(get_wce "$off"))" "$(wc "$ns")" "write through"
+echo 1 >"/sys/class/nvme/$off/rescan_controller"
+sleep 6
+check_eq "after rescan_controller: write through" "$(wc "$ns")" "write through"
+
+# idle: no CPU, and descriptors stable over many events
+fds0=$(ls /proc/$pid/fd | command wc -l)
+t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+sleep 15
+t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+info "sidecar CPU ticks over 15 s idle: $((t1 - t0)) (clock ticks of $(getconf CLK_TCK 2>/dev/null || echo 100) Hz)"
+check_eq "idle: no CPU time over 15 s" "$((t1 - t0))" 0
+i=0
+while [ $i -lt 25 ]; do
+	nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
+	wait_for - 5 wb
+	nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
+	wait_for - 5 wt
+	i=$((i + 1))
+done
+fds1=$(ls /proc/$pid/fd | command wc -l)
+info "sidecar fds before/after 50 toggles: $fds0/$fds1; RSS $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB"
+check_eq "no descriptor leak over 50 toggles" "$fds1" "$fds0"
+check_eq "after 50 toggles: write through" "$(wc "$ns")" "write through"
+
+kill -TERM "$pid"
+wait_for - 5 sh -c "! kill -0 $pid 2>/dev/null"
+wait "$pid"; rc=$?
+check_eq "SIGTERM: clean exit 0" "$rc" 0
+info "watch log tail: $(tail -n 3 /tmp/watch.log | tr '\n' '|')"
+finish

@@ -1,0 +1,51 @@
+#!/bin/sh
+# vm: ctrl wc=off
+#
+# Issue 4's figure: raw `nvme set-feature -f 6` toggled N times with the
+# sidecar running; time from Set Features returning to the block layer
+# showing the right mode (p50/p99/max), and the unsafe window (write through
+# while WCE=1). Then the same through `nvme vwc set-cache`, where the block
+# layer is switched first: the unsafe window must be zero.
+. /vwc/guest/lib.sh
+N=${VWC_BENCH_TOGGLES:-50}
+c=$(ctrl_by_serial VWC0)
+ns=$(ns_of "$c")
+mkdir -p /run/udev
+systemd-udevd --daemon --resolve-names=never >/dev/null 2>&1 && udevadm settle --timeout=10
+nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
+pid=$!
+wait_for - 10 sh -c "[ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write through' ]"
+
+# poll until write_cache is $1; print microseconds since $2 (ns timestamp)
+until_mode() {
+	while [ "$(cat /sys/block/$ns/queue/write_cache)" != "$1" ]; do :; done
+	echo $((($(date +%s%N) - $2) / 1000))
+}
+: >/tmp/en.txt; : >/tmp/dis.txt
+i=0
+while [ $i -lt "$N" ]; do
+	nvme set-feature "/dev/$c" --feature-id=6 --value=1 >/dev/null 2>&1
+	t=$(date +%s%N)
+	until_mode "write back" "$t" >>/tmp/en.txt
+	nvme set-feature "/dev/$c" --feature-id=6 --value=0 >/dev/null 2>&1
+	t=$(date +%s%N)
+	until_mode "write through" "$t" >>/tmp/dis.txt
+	i=$((i + 1))
+done
+stats() { sort -n "$1" | awk '{ a[NR] = $1 } END { printf "n=%d p50=%d us p99=%d us max=%d us", NR, a[int((NR + 1) * 0.5)], a[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], a[NR] }'; }
+echo "BENCH: raw set-feature WCE=1 -> write back (unsafe window: write through while WCE=1): $(stats /tmp/en.txt)"
+echo "BENCH: raw set-feature WCE=0 -> write through (only slower, not unsafe):        $(stats /tmp/dis.txt)"
+
+# set-cache: sample write_cache and WCE in a tight loop on another CPU while
+# toggling; any sample with WCE=1 and write through is an unsafe instant.
+kill -TERM $pid; wait $pid
+unsafe=0 i=0
+while [ $i -lt 10 ]; do
+	nvme vwc set-cache on "/dev/$c" >/dev/null 2>&1
+	m=$(cat /sys/block/$ns/queue/write_cache) w=$(get_wce "$c")
+	[ "$w" = 1 ] && [ "$m" = "write through" ] && unsafe=$((unsafe + 1))
+	nvme vwc set-cache off "/dev/$c" >/dev/null 2>&1
+	i=$((i + 1))
+done
+echo "BENCH: nvme vwc set-cache on/off x10: samples with WCE=1 and write through after return: $unsafe (ordering: block layer first, then Set Features)"
+finish
