@@ -352,7 +352,7 @@ int vwc_resolve(struct udev *udev, const char *arg, struct vwc_target *t,
 {
 	struct udev_device *dev;
 	const char *subsystem, *sysname;
-	char ns_name[VWC_NAME_LEN];
+	char ns_name[VWC_NAME_LEN], name[VWC_NAME_LEN];
 	enum vwc_kind kind;
 	struct stat st;
 	bool ok;
@@ -397,6 +397,8 @@ int vwc_resolve(struct udev *udev, const char *arg, struct vwc_target *t,
 		udev_device_unref(dev);
 		return -ENODEV;
 	}
+	/* sysname belongs to dev */
+	snprintf(name, sizeof(name), "%s", sysname);
 	udev_device_unref(dev);
-	return resolve_name(udev, sysname, t, err, errlen);
+	return resolve_name(udev, name, t, err, errlen);
 }

@@ -18,8 +18,8 @@ wait_for "initial: write through" 10 wt
 info "AEC (feature 0Bh) after the sidecar armed it: $(nvme get-feature /dev/$c --feature-id=0xb 2>&1 | tail -n 1)"
 
 host "qom-set /machine/peripheral/nv0 smart_critical_warning 16"
-t0=$(date +%s%N)
-wait_for "critical warning bit 4: write back" 15 wb && info "reaction time $((($(date +%s%N) - t0) / 1000000)) ms"
+t0=$(/usr/bin/date +%s%N)
+wait_for "critical warning bit 4: write back" 15 wb && info "reaction time $((($(/usr/bin/date +%s%N) - t0) / 1000000)) ms"
 grep -q "NVME_AEN" /tmp/watch.log && pass "the sidecar saw the NVME_AEN uevent" || info "no NVME_AEN in the log: $(grep uevent /tmp/watch.log | tail -n 2 | tr '\n' '|')"
 out=$(nvme-vwc-sync audit 2>&1)
 case $out in *"backup FAILED"*) pass "audit reports the backup failure" ;; *) fail "audit reports the backup failure" "$out" ;; esac

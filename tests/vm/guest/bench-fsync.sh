@@ -41,9 +41,9 @@ table() {
 		set -- $(job $j "$ns")
 		b_iops=$1 b_lat=$2 b_fl=$3
 		b_mode=$(wc "$ns")
-		t0=$(date +%s%N)
+		t0=$(/usr/bin/date +%s%N)
 		nvme vwc-sync "/dev/$ctrl" >/dev/null 2>&1
-		t1=$(date +%s%N)
+		t1=$(/usr/bin/date +%s%N)
 		echo "BENCH-SYNC-US: $(((t1 - t0) / 1000))"
 		set -- $(job $j "$ns")
 		a_iops=$1 a_lat=$2 a_fl=$3

@@ -19,16 +19,16 @@ wait_for - 10 sh -c "[ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write thr
 # poll until write_cache is $1; print microseconds since $2 (ns timestamp)
 until_mode() {
 	while [ "$(cat /sys/block/$ns/queue/write_cache)" != "$1" ]; do :; done
-	echo $((($(date +%s%N) - $2) / 1000))
+	echo $((($(/usr/bin/date +%s%N) - $2) / 1000))
 }
 : >/tmp/en.txt; : >/tmp/dis.txt
 i=0
 while [ $i -lt "$N" ]; do
 	nvme set-feature "/dev/$c" --feature-id=6 --value=1 >/dev/null 2>&1
-	t=$(date +%s%N)
+	t=$(/usr/bin/date +%s%N)
 	until_mode "write back" "$t" >>/tmp/en.txt
 	nvme set-feature "/dev/$c" --feature-id=6 --value=0 >/dev/null 2>&1
-	t=$(date +%s%N)
+	t=$(/usr/bin/date +%s%N)
 	until_mode "write through" "$t" >>/tmp/dis.txt
 	i=$((i + 1))
 done
