@@ -11,11 +11,10 @@ info "controllers: $ctrls"
 for c in $ctrls; do info "$c WCE=$(get_wce "$c") paths: $(ls /sys/class/nvme/$c | grep n | tr '\n' ' ')"; done
 set -- $ctrls
 a=$1 b=$2
-ns=
-for n in /sys/block/nvme*n*; do
-	[ "$(ls "$n/multipath" 2>/dev/null | command wc -l)" -ge 2 ] && ns=${n##*/}
-done
-[ -n "$ns" ] && pass "one namespace reached by both controllers: $ns" || fail "shared namespace" "none with two paths: $(ls /sys/block)"
+# heads reached through hidden path nodes nvmeXcYnZ -> nvmeXnZ
+heads() { ls "/sys/class/nvme/$1" | sed -n 's/^nvme\([0-9]*\)c[0-9]*n\([0-9]*\)$/nvme\1n\2/p' | sort; }
+ns=$(heads "$a" | grep -x -F "$(heads "$b")" | head -n 1)
+[ -n "$ns" ] && pass "one namespace reached by both controllers: $ns" || fail "shared namespace" "none: $(ls /sys/block | tr '\n' ' ')"
 info "shared namespace $ns; multipath dir: $(ls /sys/block/$ns/multipath 2>/dev/null | tr '\n' ' ')"
 
 # make sure: a has WCE=0, b has WCE=1
@@ -30,15 +29,14 @@ case $json in *"\"$a\""*"\"$b\""*) pass "off+on: both controllers in the report"
 nvme set-feature "/dev/$b" --feature-id=6 --value=0 >/dev/null 2>&1
 check_cmd "off+off: exit 0" nvme vwc-sync "/dev/$a"
 check_eq "off+off: shared namespace write through" "$(wc "$ns")" "write through"
-for p in /sys/block/$ns/multipath/*; do
-	[ -e "$p/queue/write_cache" ] || continue
-	info "path ${p##*/} write_cache: $(cat "$p/queue/write_cache")"
+for p in /sys/block/nvme*c*n*; do
+	[ -e "$p/queue/write_cache" ] && info "path ${p##*/} write_cache: $(cat "$p/queue/write_cache")"
 done
 
 nvme set-feature "/dev/$b" --feature-id=6 --value=1 >/dev/null 2>&1
 check_cmd "one back on: exit 0" nvme vwc-sync "/dev/$a"
 check_eq "one back on: write back again (sync via the other controller)" "$(wc "$ns")" "write back"
-for p in /sys/block/$ns/multipath/*; do
+for p in /sys/block/nvme*c*n${ns##*n}; do
 	[ -e "$p/queue/write_cache" ] || continue
 	check_eq "path ${p##*/} back to write back" "$(cat "$p/queue/write_cache")" "write back"
 done

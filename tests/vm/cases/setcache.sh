@@ -15,7 +15,7 @@ check_eq "start: write through" "$(wc "$ns")" "write through"
 nvme vwc set-cache on "/dev/$c" -v -v >/tmp/on.out 2>&1; rc=$?
 check_eq "set-cache on: exit 0" "$rc" 0
 check_eq "set-cache on: WCE=1 and write back" "$(get_wce "$c") $(wc "$ns")" "1 write back"
-order=$(grep -n -e "-> write back" -e "WCE set to 1" /tmp/on.out | cut -d: -f1 | tr '\n' ' ')
+order=$(grep -n -e ": write through -> write back:" -e "WCE set to 1" /tmp/on.out | cut -d: -f1 | tr '\n' ' ')
 info "set-cache on log order (line numbers: block layer, then WCE): $order"
 set -- $order
 if [ "$#" -eq 2 ] && [ "$1" -lt "$2" ]; then pass "set-cache on: write back before WCE=1"; else fail "set-cache on: order" "$(cat /tmp/on.out)"; fi
@@ -23,7 +23,7 @@ if [ "$#" -eq 2 ] && [ "$1" -lt "$2" ]; then pass "set-cache on: write back befo
 nvme vwc set-cache off "/dev/$c" -v -v >/tmp/off.out 2>&1; rc=$?
 check_eq "set-cache off: exit 0" "$rc" 0
 check_eq "set-cache off: WCE=0 and write through" "$(get_wce "$c") $(wc "$ns")" "0 write through"
-order=$(grep -n -e "WCE set to 0" -e "-> write through" /tmp/off.out | cut -d: -f1 | tr '\n' ' ')
+order=$(grep -n -e "WCE set to 0" -e ": write back -> write through:" /tmp/off.out | cut -d: -f1 | tr '\n' ' ')
 set -- $order
 if [ "$#" -eq 2 ] && [ "$1" -lt "$2" ]; then pass "set-cache off: WCE=0 before write through"; else fail "set-cache off: order" "$(cat /tmp/off.out)"; fi
 nvme vwc set-cache maybe "/dev/$c" >/dev/null 2>&1; rc=$?

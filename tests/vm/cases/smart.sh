@@ -20,7 +20,7 @@ info "AEC (feature 0Bh) after the sidecar armed it: $(nvme get-feature /dev/$c -
 host "qom-set /machine/peripheral/nv0 smart_critical_warning 16"
 t0=$(/usr/bin/date +%s%N)
 wait_for "critical warning bit 4: write back" 15 wb && info "reaction time $((($(/usr/bin/date +%s%N) - t0) / 1000000)) ms"
-grep -q "NVME_AEN" /tmp/watch.log && pass "the sidecar saw the NVME_AEN uevent" || info "no NVME_AEN in the log: $(grep uevent /tmp/watch.log | tail -n 2 | tr '\n' '|')"
+wait_for "the sidecar saw the NVME_AEN uevent" 10 grep -q "NVME_AEN=" /tmp/watch.log
 out=$(nvme-vwc-sync audit 2>&1)
 case $out in *"backup FAILED"*) pass "audit reports the backup failure" ;; *) fail "audit reports the backup failure" "$out" ;; esac
 check_cmd "sync keeps write back while bit 4 is set" sh -c "nvme vwc-sync $c >/dev/null && [ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write back' ]"

@@ -27,8 +27,10 @@ wait_for "raw set-feature WCE=1: write back" 5 wb
 nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
 wait_for "raw set-feature WCE=0: write through" 5 wt
 
-# through the namespace's generic node too
-nvme set-feature "/dev/ng${ns#nvme}" --feature-id=6 --value=1 >/dev/null 2>&1
+# through the namespace's generic node too (QEMU refuses the namespace's own
+# NSID for this controller-wide feature: 0x410f; the broadcast NSID works)
+out=$(nvme set-feature "/dev/ng${ns#nvme}" --namespace-id=0xffffffff --feature-id=6 --value=1 2>&1)
+info "set-feature via /dev/ng${ns#nvme}: $out"
 wait_for "raw set-feature via /dev/ng node: write back" 5 wb
 nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
 wait_for "back to write through" 5 wt

@@ -1,0 +1,201 @@
+#!/bin/bash
+# Build the guest initramfs (gzip'd newc cpio) for the VM tests.
+# Usage: mkinitramfs.sh OUT.cpio.gz [DESTDIR]
+#   DESTDIR  the project's `meson install` tree; copied over / in the guest.
+# Contents: busybox-static (+ applet links), nvme (from DESTDIR if it has one,
+# else Debian's), fio, systemd-udevd + udevadm with the host's udev rules and a
+# compiled hwdb, DESTDIR, the shared libraries of every ELF file (ldd), an
+# ld.so.cache, coreutils dd, tests/vm/guest/* in /vwc/guest and tests/vm/cases/* in
+# /vwc/cases, and /init. The host part (everything but DESTDIR and the test
+# files) is cached in $VWC_CACHE_DIR/initramfs/, keyed by the package versions
+# and this script.
+set -euo pipefail
+
+OUT=${1:?usage: mkinitramfs.sh OUT.cpio.gz [DESTDIR]}
+DESTDIR_IN=${2:-}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/initramfs
+MULTIARCH=x86_64-linux-gnu
+
+log() { echo "mkinitramfs: $*" >&2; }
+
+# add_file ROOT PATH [DEST]: copy PATH (following symlinks) to ROOT/DEST.
+add_file() {
+	local root=$1 src=$2 dst=${3:-$2}
+	mkdir -p "$root$(dirname "$dst")"
+	cp -L --remove-destination "$src" "$root$dst"
+}
+
+is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
+
+# add_libs ROOT FILE...: copy the shared libraries that ldd lists for each
+# ELF FILE (found on the host) into ROOT at the same paths. Libraries ldd
+# cannot find must already be in ROOT (e.g. installed by DESTDIR).
+add_libs() {
+	local root=$1 f lib
+	shift
+	for f in "$@"; do
+		is_elf "$f" || continue
+		ldd "$f" 2>/dev/null | while read -r line; do
+			case $line in
+			*'=> not found'*)
+				lib=${line%% *}
+				if [ -z "$(find "$root" -name "$lib" -print -quit)" ]; then
+					log "warning: $f needs $lib, not found"
+				fi
+				;;
+			*'=> /'*) lib=${line#*=> }; add_file "$root" "${lib%% (*}" ;;
+			/*) add_file "$root" "${line%% (*}" ;;
+			esac
+		done
+	done
+}
+
+# The init script. Prints VWC-INIT first: the host's proof that init ran.
+write_init() {
+	cat >"$1/init" <<'INIT'
+#!/bin/sh
+echo "VWC-INIT: start"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=0755 tmpfs /run
+mount -t tmpfs tmpfs /tmp
+[ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+echo "VWC-INIT: kernel $(uname -r) uptime $(cut -d' ' -f1 /proc/uptime)"
+
+# Kernels with NVMe as a module ship an overlay listing what to load.
+load=/lib/modules/$(uname -r)/modules.load
+if [ -f "$load" ]; then
+	while read -r m; do
+		insmod "/lib/modules/$(uname -r)/$m" || echo "VWC-INIT: insmod $m failed"
+	done <"$load"
+fi
+
+test=
+for arg in $(cat /proc/cmdline); do
+	case $arg in vwc.test=*) test=${arg#vwc.test=} ;; esac
+done
+if [ -z "$test" ]; then
+	echo "VWC-INIT: no vwc.test= on the command line; starting a shell"
+	setsid cttyhack sh
+elif [ -f "/vwc/cases/$test.sh" ] || [ -f "/vwc/guest/$test.sh" ]; then
+	script=/vwc/cases/$test.sh
+	[ -f "$script" ] || script=/vwc/guest/$test.sh
+	cd /vwc && sh "$script"
+	echo "VWC-INIT: exit $?"
+else
+	echo "VWC-TEST: FAIL $test: no such guest test"
+	echo "VWC-INIT: exit 127"
+fi
+sync
+poweroff -f
+INIT
+	chmod 755 "$1/init"
+}
+
+# build_base ROOT: the host part of the image.
+build_base() {
+	local root=$1 f
+	mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc,proc,sys,dev,run,tmp,root,var}
+	ln -s usr/bin "$root/bin"
+	ln -s usr/sbin "$root/sbin"
+	ln -s usr/lib "$root/lib"
+	ln -s usr/lib64 "$root/lib64"
+	ln -s ../run "$root/var/run"
+	mknod -m 600 "$root/dev/console" c 5 1
+	mknod -m 666 "$root/dev/null" c 1 3
+
+	add_file "$root" /usr/bin/busybox /usr/bin/busybox
+	for f in $(busybox --list-full); do
+		[ -e "$root/$f" ] || ln -s /usr/bin/busybox "$root/$f"
+	done
+
+	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks.
+	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv)
+	for f in "${bins[@]}"; do
+		rm -f "$root$f"
+		add_file "$root" "$f"
+	done
+	mkdir -p "$root/usr/lib/systemd"
+	ln -s /usr/bin/udevadm "$root/usr/lib/systemd/systemd-udevd"
+	ln -s /usr/lib/systemd/systemd-udevd "$root/usr/sbin/systemd-udevd"
+	add_libs "$root" "${bins[@]}"
+
+	# udev: the host's rules, helpers and a compiled hwdb.
+	mkdir -p "$root/usr/lib/udev" "$root/etc/udev/rules.d"
+	cp -a /usr/lib/udev/rules.d /usr/lib/udev/hwdb.d "$root/usr/lib/udev/"
+	for f in /usr/lib/udev/*; do
+		if [ -f "$f" ] && is_elf "$f"; then
+			add_file "$root" "$f"
+			add_libs "$root" "$f"
+		fi
+	done
+	[ -f /etc/udev/udev.conf ] && add_file "$root" /etc/udev/udev.conf
+	systemd-hwdb update --usr --root="$root"
+	rm -rf "$root/usr/lib/udev/hwdb.d"
+
+	# Users and groups named by udev rules.
+	awk -F: '$3 < 1000' /etc/passwd >"$root/etc/passwd"
+	awk -F: '$3 < 1000' /etc/group >"$root/etc/group"
+	echo "root::0:0:99999:7:::" >"$root/etc/shadow"
+	printf '%s\n' "/usr/local/lib/$MULTIARCH" /usr/local/lib \
+		"/usr/lib/$MULTIARCH" /usr/lib "include /etc/ld.so.conf.d/*.conf" >"$root/etc/ld.so.conf"
+	mkdir -p "$root/etc/ld.so.conf.d"
+	: >"$root/etc/machine-id"
+}
+
+base_key() {
+	{
+		dpkg-query -W busybox-static nvme-cli fio udev libc6 libnvme1 2>/dev/null
+		sha256sum "${BASH_SOURCE[0]}"
+	} | sha256sum | cut -c1-16
+}
+
+# --- host part, cached ---
+key=$(base_key)
+base="$CACHE/base-$key"
+if [ ! -d "$base" ]; then
+	log "building host part ($key)"
+	mkdir -p "$CACHE"
+	rm -rf "$CACHE"/base-* "$base.tmp"
+	build_base "$base.tmp"
+	mv "$base.tmp" "$base"
+fi
+
+# --- full image ---
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+cp -a "$base" "$root"
+
+if [ -n "$DESTDIR_IN" ]; then
+	[ -d "$DESTDIR_IN" ] || { log "DESTDIR $DESTDIR_IN is not a directory"; exit 1; }
+	# The install tree replaces the host's files (e.g. an nvme with the plugin).
+	# Merge it through the image's /bin, /lib ... links instead of replacing them.
+	(cd "$DESTDIR_IN" && find . ! -type d -print0) | while IFS= read -r -d '' f; do
+		f=${f#.}
+		mkdir -p "$root$(dirname "$f")"
+		rm -f "$root$f"
+		cp -a "$DESTDIR_IN$f" "$root$f"
+	done
+	mapfile -d '' elves < <(find "$DESTDIR_IN" -type f -print0)
+	add_libs "$root" "${elves[@]}"
+	for f in usr/sbin/nvme usr/local/sbin/nvme usr/bin/nvme usr/local/bin/nvme; do
+		[ -x "$DESTDIR_IN/$f" ] && log "nvme from DESTDIR: /$f"
+	done
+fi
+
+mkdir -p "$root/vwc/guest" "$root/vwc/cases"
+cp -a "$HERE"/guest/. "$root/vwc/guest/"
+cp -a "$HERE"/cases/. "$root/vwc/cases/"
+write_init "$root"
+ldconfig -r "$root" 2>/dev/null || ldconfig -r "$root"
+
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) | gzip -6 >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+log "$OUT: $(du -h "$OUT" | cut -f1) ($(du -sh "$root" | cut -f1) unpacked)"
