@@ -164,6 +164,7 @@ int cmd_sync(int argc, char **argv)
 	vwc_run_select(&r, o.args, o.nr_args);
 	vwc_run_probe(&r);
 	vwc_run_apply(&r);
+	vwc_run_irq_coalesce(&r);
 	if (!o.quiet)
 		vwc_report_print(&r, o.fmt, stdout);
 	ret = vwc_run_exit_status(&r);

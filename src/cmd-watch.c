@@ -274,6 +274,7 @@ static void evaluate(struct watch *w)
 		w->evaluations++;
 		vwc_run_probe(&r);
 		vwc_run_apply(&r);
+		vwc_run_irq_coalesce(&r);
 		for (i = 0; i < r.topo.nr_ctrls; i++) {
 			struct vwc_ctrl *tc = &r.topo.ctrls[i];
 			struct watched_ctrl *c = find_ctrl(w, tc->name);

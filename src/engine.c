@@ -297,6 +297,56 @@ int vwc_run_apply(struct vwc_run *r)
 	return failed;
 }
 
+void vwc_run_irq_coalesce(struct vwc_run *r)
+{
+	const struct vwc_config *cfg = r->cfg;
+	int i;
+
+	if (!cfg || !cfg->irqc_enable)
+		return;
+	for (i = 0; i < r->topo.nr_ctrls; i++) {
+		struct vwc_ctrl *c = &r->topo.ctrls[i];
+		uint8_t thr, time;
+		char buf[120];
+		int fd, ret;
+
+		if (!c->wanted || c->err)
+			continue;
+		fd = c->held_fd > 0 ? c->held_fd : vwc_nvme_open(c->devnode);
+		if (fd < 0)
+			continue;
+		ret = vwc_nvme_get_irq_coalesce(fd, &thr, &time);
+		if (!ret && thr == cfg->irqc_threshold && time == cfg->irqc_time) {
+			snprintf(c->irqc, sizeof(c->irqc),
+				 "threshold %u time %u: already set", thr, time);
+		} else if (r->dry_run) {
+			snprintf(c->irqc, sizeof(c->irqc),
+				 "threshold %u time %u: would set",
+				 cfg->irqc_threshold, cfg->irqc_time);
+		} else {
+			ret = vwc_nvme_set_irq_coalesce(fd, cfg->irqc_threshold,
+							cfg->irqc_time);
+			if (ret) {
+				snprintf(c->irqc, sizeof(c->irqc),
+					 "threshold %u time %u: refused by the controller: %s",
+					 cfg->irqc_threshold, cfg->irqc_time,
+					 vwc_nvme_strerror(ret, buf, sizeof(buf)));
+				vwc_err("%s: interrupt coalescing %s", c->name,
+					c->irqc);
+				r->nr_failed++;
+			} else {
+				snprintf(c->irqc, sizeof(c->irqc),
+					 "threshold %u time %u: set",
+					 cfg->irqc_threshold, cfg->irqc_time);
+				vwc_notice("%s: interrupt coalescing %s",
+					   c->name, c->irqc);
+			}
+		}
+		if (fd != c->held_fd)
+			close(fd);
+	}
+}
+
 int vwc_run_exit_status(const struct vwc_run *r)
 {
 	return r->nr_errs || r->nr_failed ? 1 : 0;

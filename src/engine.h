@@ -124,6 +124,17 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 int vwc_run_apply(struct vwc_run *r);
 
 /**
+ * vwc_run_irq_coalesce() - apply the configured interrupt coalescing
+ * @r:	run (controllers probed)
+ *
+ * Only when the configuration enables it (irq-coalescing threshold= time=):
+ * Set Features 08h on every selected controller whose current value
+ * differs. A controller that refuses is reported (c->irqc, the log, exit
+ * status 1); nothing else changes because of it.
+ */
+void vwc_run_irq_coalesce(struct vwc_run *r);
+
+/**
  * vwc_run_exit_status() - process exit status for the run
  * @r:	run
  *

@@ -102,6 +102,7 @@ static struct json_object *ctrl_json(const struct vwc_ctrl *c)
 	add_str(o, "override", override_str(c->facts.override));
 	add_str(o, "recommended", vwc_mode_str(c->decision.mode));
 	add_str(o, "reason", vwc_reason_str(c->decision.reason));
+	json_object_object_add(o, "irq_coalescing", str_or_null(c->irqc));
 	json_object_object_add(o, "quirks_hwdb", list_json(c->hwdb_quirks));
 	json_object_object_add(o, "quirks_kernel", c->has_kernel_quirks ?
 			       list_json(c->kernel_quirks) : NULL);
@@ -217,6 +218,8 @@ static void print_normal(const struct vwc_run *r, FILE *out)
 			fprintf(out, "  warning: volatile memory backup failed (SMART critical warning bit 4)\n");
 		if (c->errmsg[0])
 			fprintf(out, "  error: %s\n", c->errmsg);
+		if (c->irqc[0])
+			fprintf(out, "  interrupt coalescing: %s\n", c->irqc);
 		for (j = 0; j < r->topo.nr_ns; j++) {
 			const struct vwc_ns *ns = &r->topo.ns[j];
 

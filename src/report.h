@@ -10,7 +10,8 @@
  *	      (true/false/null), "wce" ("enabled"|"disabled"|"unknown"),
  *	      "backup_failed" (true/false/null), "override",
  *	      "recommended" ("write back"|"write through"|"none"),
- *	      "reason", "quirks_hwdb": [names], "quirks_kernel": [names]
+ *	      "reason", "irq_coalescing" (outcome or null when not
+ *	      configured), "quirks_hwdb": [names], "quirks_kernel": [names]
  *	      or null when the kernel does not say, "error" } ],
  *	  "host": { "cpu_vendor", "advisories": [text] },
  *	  "namespaces": [ { "name", "controllers": [names],

@@ -71,6 +71,7 @@ struct vwc_ctrl {
 	uint8_t critical_warning;
 	struct vwc_facts facts;
 	struct vwc_decision decision;
+	char irqc[200];			/* interrupt coalescing outcome, if asked */
 };
 
 /**
