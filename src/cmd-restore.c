@@ -71,6 +71,9 @@ int cmd_restore(int argc, char **argv)
 				failed++;
 		if (restore_node(ns->syspath, o.dry_run, allow_wt, o.quiet))
 			failed++;
+		if (vwc_quirks_restore_runtime(ns->name, ns->syspath, o.dry_run,
+					       o.quiet) < 0)
+			failed++;
 	}
 	if (!o.nr_args && vwc_quirks_remove_modprobe(o.dry_run, o.quiet) < 0)
 		failed++;

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libudev.h>
 
+#include "blk.h"
 #include "engine.h"
 #include "log.h"
 #include "quirks.h"
@@ -181,6 +183,76 @@ static void admin_quirks(char *out, size_t len)
 	free(names);
 }
 
+/* <rundir>/changed/<ns>.write_zeroes_unmap_max_bytes: the value found */
+static void wzu_record_path(const char *ns, char *path, size_t len)
+{
+	snprintf(path, len, "%s/changed/%s.write_zeroes_unmap_max_bytes",
+		 vwc_rundir(), ns);
+}
+
+static void wzu_record(const char *ns, const char *orig)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", vwc_rundir());
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/changed", vwc_rundir());
+	mkdir(dir, 0755);
+	wzu_record_path(ns, path, sizeof(path));
+	if (!access(path, F_OK))
+		return;		/* keep the first original */
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%s\n", orig) < 0 || fclose(f))
+		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
+}
+
+int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
+			       bool dry_run, bool quiet)
+{
+	char rec[512], path[VWC_PATH_LEN + 48], hw[32], cur[32];
+	int fd, r = 0;
+
+	wzu_record_path(ns, rec, sizeof(rec));
+	if (access(rec, F_OK))
+		return 0;
+	/* the kernel's own value is the hardware limit (6.18+ sysfs) */
+	snprintf(path, sizeof(path),
+		 "%s/queue/write_zeroes_unmap_max_hw_bytes", syspath);
+	if (read_line(path, hw, sizeof(hw)))
+		hw[0] = '\0';
+	snprintf(path, sizeof(path), "%s/queue/write_zeroes_unmap_max_bytes",
+		 syspath);
+	if (read_line(path, cur, sizeof(cur)) || !hw[0] || !strcmp(cur, hw)) {
+		if (!dry_run)
+			unlink(rec);
+		return 0;
+	}
+	if (strcmp(cur, "0")) {
+		if (!quiet)
+			printf("%s: write_zeroes_unmap_max_bytes left alone: now %s, changed by someone else since this tool set 0\n",
+			       ns, cur);
+		if (!dry_run)
+			unlink(rec);
+		return 0;
+	}
+	if (!quiet)
+		printf("%s: write_zeroes_unmap_max_bytes 0 -> %s%s\n", ns, hw,
+		       dry_run ? " (dry run)" : "");
+	if (dry_run)
+		return 1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, hw, strlen(hw)) != (ssize_t)strlen(hw)) {
+		r = -errno;
+		vwc_err("%s: cannot write %s: %s", ns, path, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!r)
+		unlink(rec);
+	return r ? r : 1;
+}
+
 static int write_zeroes_runtime(struct vwc_run *r, struct vwc_ctrl *c, int ci,
 				bool dry_run)
 {
@@ -215,6 +287,7 @@ static int write_zeroes_runtime(struct vwc_run *r, struct vwc_ctrl *c, int ci,
 		       ns->name, val, dry_run ? " (dry run)" : "");
 		if (dry_run)
 			continue;
+		wzu_record(ns->name, val);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, "0", 1) != 1) {
 			ret = -errno;
@@ -252,6 +325,7 @@ static int persist(const char *merged, bool dry_run)
 	       merged, dry_run ? " (dry run)" : "");
 	if (dry_run)
 		return 0;
+	mkdir("/etc/modprobe.d", 0755);
 	f = fopen(VWC_MODPROBE_FILE ".tmp", "we");
 	if (!f || fputs(want, f) < 0 || fclose(f)) {
 		vwc_err("cannot write %s: %s", VWC_MODPROBE_FILE, strerror(errno));

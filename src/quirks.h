@@ -17,7 +17,12 @@
 struct udev;
 struct vwc_run;
 
-#define VWC_MODPROBE_FILE "/etc/modprobe.d/99-nvme-vwc-sync.conf"
+/*
+ * Named to sort after the admin's own files: modprobe applies "options"
+ * lines in file-name order and the last quirks= wins, so ours, which
+ * already merges the admin's value, must come last.
+ */
+#define VWC_MODPROBE_FILE "/etc/modprobe.d/zz-nvme-vwc-sync.conf"
 
 /**
  * vwc_quirks_fill() - look up every controller of a run in the hwdb and
@@ -64,6 +69,21 @@ int vwc_quirks_merge(const char *current, const char *id, const char *quirk,
  * Return: 0 or a negative errno.
  */
 int vwc_quirks_apply(struct vwc_run *r, bool dry_run);
+
+/**
+ * vwc_quirks_restore_runtime() - undo write_zeroes_unmap_max_bytes = 0
+ * @ns:		namespace name
+ * @syspath:	its sysfs directory
+ * @dry_run:	only print
+ * @quiet:	print nothing
+ *
+ * Only if this tool recorded the change and the value is still 0; puts
+ * back the kernel's own value, write_zeroes_unmap_max_hw_bytes.
+ *
+ * Return: 1 restored, 0 nothing to do or left alone, negative errno.
+ */
+int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
+			       bool dry_run, bool quiet);
 
 /**
  * vwc_quirks_remove_modprobe() - remove the snippet this tool wrote

@@ -116,7 +116,7 @@ build_base() {
 	done
 
 	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks.
-	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv)
+	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv /usr/sbin/blkdiscard /usr/bin/kmod)
 	for f in "${bins[@]}"; do
 		rm -f "$root$f"
 		add_file "$root" "$f"

@@ -1,0 +1,69 @@
+#!/bin/sh
+# vm: ctrl wc=off
+# kernels: 7.2-generic
+#
+# Seed 003 (Crucial T700/T705 slow Write Zeroes) on sid's modular kernel:
+# QEMU's PCI ID is added to the quirk database through an admin hwdb file;
+# `nvme vwc quirks` applies what the kernel allows (run time and a merged
+# modprobe.d snippet); a module reload then shows disable_write_zeroes
+# active and write_zeroes_max_bytes 0; restore undoes it all.
+. /vwc/guest/lib.sh
+
+modprobe() { ln -sf /usr/bin/kmod /tmp/modprobe; /tmp/modprobe "$@"; }
+c=$(ctrl_by_serial VWC0)
+ns=$(ns_of "$c")
+q=/sys/block/$ns/queue
+check_eq "nvme is a module" "$(cat /sys/module/nvme/initstate 2>/dev/null)" live
+check_cmd "kernel has the nvme quirks parameter" test -e /sys/module/nvme/parameters/quirks
+info "before: write_zeroes_max_bytes=$(cat $q/write_zeroes_max_bytes) unmap=$(cat $q/write_zeroes_unmap_max_bytes 2>/dev/null) quirks=$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"
+zero_ms() {
+	_t0=$(/usr/bin/date +%s%N)
+	/usr/sbin/blkdiscard --zeroout --step 1M --length 32M "/dev/$ns" || return 1
+	echo $((($(/usr/bin/date +%s%N) - _t0) / 1000000))
+}
+before_ms=$(zero_ms)
+wzb=$(cat $q/write_zeroes_max_bytes)
+[ "$wzb" != 0 ] && pass "before: Write Zeroes offload in use ($wzb)" || fail "before: offload" "$wzb"
+
+nvme-vwc-sync audit -o json >/tmp/a0.json
+check_eq "no quirk match before the admin entry" "$(jq -r ".controllers[] | select(.name==\"$c\") | .quirks_hwdb | length" /tmp/a0.json)" 0
+
+# the admin's own entry, as the hwdb header documents
+mkdir -p /etc/udev/hwdb.d
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+check_cmd "systemd-hwdb update" systemd-hwdb update
+nvme vwc audit >/tmp/a1.out 2>&1
+grep -q "quirk database: disable_write_zeroes; kernel: NOT active" /tmp/a1.out && pass "audit: match, kernel quirk not active" || fail "audit before" "$(cat /tmp/a1.out)"
+
+# the admin already has a quirk of their own: it must be kept (merge)
+mkdir -p /etc/modprobe.d
+printf 'options nvme quirks=8086:5845:bogus_nid\n' >/etc/modprobe.d/admin.conf
+nvme vwc quirks --dry-run >/tmp/q0.out 2>&1
+check_eq "quirks --dry-run writes nothing" "$(ls /etc/modprobe.d | tr '\n' ' ')" "admin.conf "
+nvme vwc quirks >/tmp/q1.out 2>&1; rc=$?
+check_eq "quirks: exit 0" "$rc" 0
+info "quirks said: $(tr '\n' '|' </tmp/q1.out)"
+check_eq "run time: write_zeroes_unmap_max_bytes 0" "$(cat $q/write_zeroes_unmap_max_bytes)" 0
+check_eq "modprobe.d snippet merges the admin's quirk" "$(sed -n 's/^options nvme quirks=//p' /etc/modprobe.d/zz-nvme-vwc-sync.conf)" "8086:5845:bogus_nid-1b36:0010:disable_write_zeroes"
+nvme vwc quirks >/tmp/q2.out 2>&1
+grep -q "already up to date" /tmp/q2.out && pass "quirks: idempotent re-run" || fail "idempotent" "$(cat /tmp/q2.out)"
+
+# module reload (same as the reboot the snippet is for)
+rmmod nvme && pass "rmmod nvme" || fail "rmmod nvme" "busy?"
+check_cmd "modprobe nvme reads /etc/modprobe.d" modprobe nvme
+wait_for "namespace back" 20 test -e "/sys/block/$ns"
+check_eq "module parameter holds the merged quirks" "$(cat /sys/module/nvme/parameters/quirks)" "8086:5845:bogus_nid-1b36:0010:disable_write_zeroes"
+grep -qx disable_write_zeroes "/sys/class/nvme/$c/quirks" && pass "kernel quirk disable_write_zeroes active" || fail "kernel quirk active" "$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"
+check_eq "write_zeroes_max_bytes now 0" "$(cat $q/write_zeroes_max_bytes)" 0
+after_ms=$(zero_ms)
+echo "BENCH: blkdiscard --zeroout --step 1M --length 32M on QEMU: offload ${before_ms} ms, disabled ${after_ms} ms (emulated drive: the T700's 10x is firmware behaviour, not reproducible here)"
+nvme vwc audit >/tmp/a2.out 2>&1
+grep -q "kernel: active" /tmp/a2.out && pass "audit: quirk active after reload" || fail "audit after" "$(cat /tmp/a2.out)"
+nvme-vwc-sync audit -o prometheus | grep -q "^nvme_vwc_quirk_kernel_active{controller=\"$c\",quirk=\"disable_write_zeroes\"} 1" && pass "prometheus: quirk active 1" || fail "prometheus quirk" "$(nvme-vwc-sync audit -o prometheus | grep quirk)"
+
+# restore removes the snippet (and only ours)
+nvme vwc restore --all >/tmp/r.out 2>&1; rc=$?
+check_eq "restore: exit 0" "$rc" 0
+check_eq "restore: snippet removed, admin's kept" "$(ls /etc/modprobe.d | tr '\n' ' ')" "admin.conf "
+info "restore said: $(tr '\n' '|' </tmp/r.out)"
+finish
