@@ -1,0 +1,36 @@
+#!/bin/bash
+# Install every Debian package the build, the unit tests and the VM tests need.
+# Idempotent: when everything is already installed it returns at once.
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential meson ninja-build pkg-config
+	libnvme-dev libudev-dev libjson-c-dev
+	# tools used by tests, the guest image and the demo
+	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
+	# the VM harness
+	qemu-system-x86 qemu-utils busybox-static socat
+	# guest kernels are fetched with apt-get download / dpkg-deb
+	apt dpkg ca-certificates
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+
+echo "deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: need root to install packages" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

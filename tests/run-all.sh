@@ -1,0 +1,88 @@
+#!/bin/bash
+# The single test command: dependencies, guest kernels, meson build, unit
+# tests, install into build/destdir, then the VM suite on real kernels.
+# The last line is the total: "N passed, N failed" (", N skipped" if any).
+# Environment: VWC_MESON_OPTS (extra meson setup options, words), and what
+# tests/vm/run-suite.sh reads (VWC_KERNELS, VWC_CASES, ...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+# >>> Extra `meson setup` options, e.g. -Dnvme_cli_source=PATH (set by the
+# >>> plugin's build script). Words from $VWC_MESON_OPTS are appended.
+MESON_OPTS=()
+# shellcheck disable=SC2206 # word splitting intended
+MESON_OPTS+=(${VWC_MESON_OPTS:-})
+
+BUILD=$REPO/build
+DESTDIR_OUT=$BUILD/destdir
+passed=0 failed=0 skipped=0
+step() { echo; echo "=== $*"; }
+broken() { # STEP: count a failed step as one failure
+	echo "run-all: FAIL $1"
+	failed=$((failed + 1))
+}
+
+step deps
+bash scripts/deps.sh
+
+step kernels
+bash tests/vm/kernels.sh 6.1 6.12 7.2
+
+built=0
+step "meson build"
+if [ -f "$BUILD/build.ninja" ]; then
+	setup=(meson setup --reconfigure "$BUILD" "${MESON_OPTS[@]}")
+else
+	setup=(meson setup "$BUILD" "${MESON_OPTS[@]}")
+fi
+if "${setup[@]}" && meson compile -C "$BUILD"; then
+	built=1
+else
+	broken "meson build"
+fi
+
+if [ "$built" = 1 ]; then
+	step "unit tests"
+	out=$BUILD/unit-tests.out
+	rc=0
+	meson test -C "$BUILD" --print-errorlogs 2>&1 | tee "$out" || rc=$?
+	# meson's summary: "Ok: N", "Expected Fail: N", "Fail: N",
+	# "Unexpected Pass: N", "Skipped: N", "Timeout: N".
+	n() { sed -n "s/^$1:[[:space:]]*\([0-9][0-9]*\).*/\1/p" "$out" | tail -n 1; }
+	ok=$(n Ok) xf=$(n 'Expected Fail') fl=$(n Fail) up=$(n 'Unexpected Pass') sk=$(n Skipped) to=$(n Timeout)
+	passed=$((passed + ${ok:-0} + ${xf:-0}))
+	failed=$((failed + ${fl:-0} + ${up:-0} + ${to:-0}))
+	skipped=$((skipped + ${sk:-0}))
+	if [ "$rc" -ne 0 ] && [ -z "$fl$up$to" ]; then broken "meson test (exit $rc, no summary)"; fi
+	echo "unit: ${ok:-0} ok, $((${fl:-0} + ${up:-0} + ${to:-0})) failed, ${sk:-0} skipped"
+
+	step "meson install"
+	rm -rf "$DESTDIR_OUT"
+	if ! DESTDIR=$DESTDIR_OUT meson install -C "$BUILD" --quiet; then
+		broken "meson install"
+		rm -rf "$DESTDIR_OUT"
+	fi
+fi
+
+step "VM suite"
+vm_out=$BUILD/vm-suite.out
+mkdir -p "$BUILD"
+rc=0
+vm_dest=()
+[ -d "$DESTDIR_OUT" ] && vm_dest=("$DESTDIR_OUT")
+bash tests/vm/run-suite.sh "${vm_dest[@]}" 2>&1 | tee "$vm_out" || rc=$?
+summary=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$vm_out" | tail -n 1 || true)
+if [ -n "$summary" ]; then
+	read -r vp vf vs < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$summary")
+	passed=$((passed + vp)) failed=$((failed + vf)) skipped=$((skipped + vs))
+	if [ "$rc" -ne 0 ] && [ "$vf" -eq 0 ]; then broken "VM suite (exit $rc)"; fi
+else
+	broken "VM suite (exit $rc, no summary)"
+fi
+
+echo
+total="$passed passed, $failed failed"
+[ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
+echo "$total"
+[ "$failed" -eq 0 ]

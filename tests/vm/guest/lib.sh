@@ -1,0 +1,187 @@
+# Helpers for guest tests (busybox sh). Source with: . /vwc/guest/lib.sh
+# Output protocol, one line each, read by tests/vm/run-suite.sh:
+#   VWC-TEST: PASS <name>
+#   VWC-TEST: FAIL <name>: <detail>
+#   VWC-TEST: SKIP <name>: <why>
+#   VWC-INFO: <free text>          (facts, printed by the suite)
+#   VWC-HOST: <monitor command>    (the host sends it to the QEMU monitor)
+#   VWC-TEST: DONE                 (call finish at the end; without it the
+#                                   host counts the run as a FAIL)
+# shellcheck shell=sh
+
+VWC_FAILED=0
+
+pass() { echo "VWC-TEST: PASS $1"; }
+fail() {
+	echo "VWC-TEST: FAIL $1: $2"
+	VWC_FAILED=$((VWC_FAILED + 1))
+}
+skip() { echo "VWC-TEST: SKIP $1: $2"; }
+info() { echo "VWC-INFO: $*"; }
+finish() { echo "VWC-TEST: DONE"; }
+
+# check_eq NAME ACTUAL EXPECTED
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "got '$2', expected '$3'"
+		return 1
+	fi
+}
+
+# check_cmd NAME CMD...: PASS when CMD exits 0; the FAIL detail is its output.
+check_cmd() {
+	_name=$1
+	shift
+	if _out=$("$@" 2>&1); then
+		pass "$_name"
+	else
+		fail "$_name" "'$*' failed ($?): $(echo "$_out" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# wait_for NAME TIMEOUT_S CMD...: poll CMD every 0.2 s until it succeeds.
+# NAME "-" waits silently (status only); otherwise PASS or FAIL is printed.
+wait_for() {
+	_name=$1
+	_ticks=$(($2 * 5))
+	shift 2
+	while ! "$@" >/dev/null 2>&1; do
+		_ticks=$((_ticks - 1))
+		if [ "$_ticks" -le 0 ]; then
+			[ "$_name" = - ] || fail "$_name" "timed out waiting for: $*"
+			return 1
+		fi
+		sleep 0.2
+	done
+	[ "$_name" = - ] || pass "$_name"
+	return 0
+}
+
+_blk() { echo "${1#/dev/}"; }
+
+# flushes DEV: completed flush requests (field 16 of /sys/block/DEV/stat).
+flushes() { awk '{ print $16 }' "/sys/block/$(_blk "$1")/stat"; }
+
+# wc DEV: queue/write_cache of a block device ("write back"/"write through").
+# Anything that is not a block device falls through to the real wc command.
+wc() {
+	if [ "$#" -eq 1 ] && [ -e "/sys/block/$(_blk "$1")/queue/write_cache" ]; then
+		cat "/sys/block/$(_blk "$1")/queue/write_cache"
+	else
+		command wc "$@"
+	fi
+}
+
+# set_wc DEV "write through"|"write back"
+set_wc() { echo "$2" >"/sys/block/$(_blk "$1")/queue/write_cache"; }
+
+# host CMD: ask the host to send CMD to the QEMU monitor (HMP), e.g.
+#   host "qom-set /machine/peripheral/nv0 smart_critical_warning 16"
+# {dir} in CMD becomes the run's host directory (spare images live there).
+# The host acts asynchronously: poll for the effect with wait_for.
+host() { echo "VWC-HOST: $*"; }
+
+# kernel_ge MAJ MIN: the running kernel is at least MAJ.MIN.
+kernel_ge() {
+	_v=$(uname -r)
+	_maj=${_v%%.*}
+	_min=${_v#*.}
+	_min=${_min%%[!0-9]*}
+	[ "$_maj" -gt "$1" ] || { [ "$_maj" -eq "$1" ] && [ "$_min" -ge "$2" ]; }
+}
+
+# ctrl_by_serial SERIAL [CNTLID]: the controller name (nvmeN) with that serial
+# (and controller ID). The VM harness gives controller nvK the serial VWCK;
+# controllers of one subsystem share the first one's serial and differ by
+# cntlid (0, 1, ...).
+ctrl_by_serial() {
+	for _c in /sys/class/nvme/nvme*; do
+		[ "$(tr -d ' ' <"$_c/serial")" = "$1" ] || continue
+		[ -z "${2:-}" ] || [ "$(cat "$_c/cntlid")" = "$2" ] || continue
+		echo "${_c##*/}"
+		return 0
+	done
+	return 1
+}
+
+# ns_of CTRL: the first namespace block device of controller CTRL (nvmeXnY:
+# the multipath head when there is one, else the namespace itself).
+ns_of() {
+	for _n in /sys/class/nvme/"$1"/nvme*n*; do
+		[ -e "$_n" ] || continue
+		_n=${_n##*/}
+		case $_n in
+		*c*n*) _h=$(echo "$_n" | sed 's/^nvme\([0-9]*\)c[0-9]*n/nvme\1n/') ;;
+		*) _h=$_n ;;
+		esac
+		echo "$_h"
+		return 0
+	done
+	return 1
+}
+
+# get_wce CTRL: Volatile Write Cache feature (06h) current value, decimal.
+get_wce() {
+	_o=$(nvme get-feature "/dev/$1" --feature-id=6 2>&1) || return 1
+	_v=$(echo "$_o" | sed -n 's/.*Current value: *\(0x\)\{0,1\}\([0-9a-fA-F]*\).*/\2/p')
+	[ -n "$_v" ] || return 1
+	echo $((0x$_v))
+}
+
+# ctrl_live CTRL: the controller's state is "live".
+ctrl_live() { [ "$(cat "/sys/class/nvme/$1/state" 2>/dev/null)" = live ]; }
+
+# coreutils dd (busybox dd lacks oflag=dsync). Note: this busybox runs its own
+# applets before anything in PATH, so name other binaries by full path.
+DD=/usr/bin/dd
+
+# dsync_writes DEV N: N 4 KiB O_DIRECT|O_DSYNC writes of zeroes at offset 0.
+dsync_writes() {
+	_i=0
+	while [ "$_i" -lt "$2" ]; do
+		$DD if=/dev/zero of="/dev/$(_blk "$1")" bs=4k count=1 oflag=direct,dsync status=none || return 1
+		_i=$((_i + 1))
+	done
+}
+
+# flushes_for DEV N: flush requests counted during N dsync writes.
+flushes_for() {
+	_f0=$(flushes "$1")
+	dsync_writes "$1" "$2" || return 1
+	echo $(($(flushes "$1") - _f0))
+}
+
+# start_udev: systemd-udevd with the image's rules (the host's + the
+# project's), then coldplug and settle. Tests that exercise the rules call it.
+start_udev() {
+	mkdir -p /run/udev
+	systemd-udevd --daemon --resolve-names=never >/dev/null 2>&1 || return 1
+	udevadm trigger --action=add --type=subsystems >/dev/null 2>&1
+	udevadm trigger --action=add --type=devices >/dev/null 2>&1
+	udevadm settle --timeout=30
+}
+
+# Kernel uevents (no udevd needed): uevents_start once, then
+#   m=$(uevents_mark); <action>; sleep 1; uevents_since "$m"
+# prints one line per event: "ACTION SUBSYSTEM DEVPATH KEY=VALUE..." (DEVPATH
+# without its /devices/pci... prefix; SEQNUM and the usual keys left out).
+VWC_UEVENTS=/tmp/vwc-uevents.log
+uevents_start() {
+	udevadm monitor --kernel --property >"$VWC_UEVENTS" 2>&1 &
+	sleep 0.5
+}
+uevents_mark() { command wc -l <"$VWC_UEVENTS"; }
+uevents_since() {
+	tail -n +"$(($1 + 1))" "$VWC_UEVENTS" | awk '
+		/^KERNEL\[/ { ev = 1; a = s = d = k = ""; next }
+		ev && /^ACTION=/ { a = substr($0, 8); next }
+		ev && /^SUBSYSTEM=/ { s = substr($0, 11); next }
+		ev && /^DEVPATH=/ { d = substr($0, 9); sub(/^\/devices\/pci[^\/]*\/[^\/]*\//, "", d); next }
+		ev && /^(SEQNUM|MAJOR|MINOR|DEVNAME|DEVTYPE)=/ { next }
+		ev && /=/ { k = k " " $0; next }
+		ev && /^$/ { print a, s, d k; ev = 0 }
+		END { if (ev) print a, s, d k }'
+}

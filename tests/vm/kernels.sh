@@ -1,0 +1,163 @@
+#!/bin/bash
+# Fetch the guest kernels into a cache outside the repository:
+#   $VWC_CACHE_DIR/kernels/<tag>/vmlinuz       (+ version)
+#   $VWC_CACHE_DIR/kernels/<tag>/modules.cpio.gz (7.2-generic only: NVMe modules)
+# Tags: 6.1 (Debian 12 cloud), 6.12 (bookworm-backports cloud), 7.2 (sid cloud),
+# 7.2-generic (sid generic kernel, NVMe built as modules).
+# Packages come from the Debian archive named in the system's sources file, with
+# the suite changed; versions are resolved at run time. Cached tags are skipped
+# (VWC_KERNEL_REFRESH=1 fetches again).
+# Usage: kernels.sh [TAG...]   (default: 6.1 6.12 7.2 7.2-generic)
+set -euo pipefail
+
+CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
+SYS_SOURCES=/etc/apt/sources.list.d/debian.sources
+[ "$#" -gt 0 ] || set -- 6.1 6.12 7.2 7.2-generic
+
+log() { echo "kernels: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# suite_sources SUITE OUT: a deb822 sources file for SUITE, derived from the
+# system one. "bookworm" keeps the system file as it is (with security updates);
+# any other suite takes the first (main archive) stanza with Suites replaced.
+suite_sources() {
+	local suite=$1 out=$2
+	[ -r "$SYS_SOURCES" ] || die "$SYS_SOURCES not found (deb822 sources expected)"
+	if [ "$suite" = bookworm ]; then
+		grep -v '^#' "$SYS_SOURCES" >"$out"
+	else
+		awk -v s="$suite" 'BEGIN { RS = ""; ORS = "\n\n" }
+			NR == 1 { print }' "$SYS_SOURCES" |
+			grep -v '^#' | sed "s/^Suites:.*/Suites: $suite/" >"$out"
+	fi
+}
+
+# apt_for SUITE: sets APT_OPTS to a private apt state for SUITE, updated once.
+APT_OPTS=()
+apt_for() {
+	local suite=$1 dir="$CACHE/apt/$1"
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	suite_sources "$suite" "$dir/debian.sources"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$dir/debian.sources" -o Dir::Etc::sourceparts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
+		-o APT::Sandbox::User=root -q)
+	if [ ! -e "$dir/updated" ] || [ -n "${VWC_KERNEL_REFRESH:-}" ]; then
+		log "apt-get update ($suite)"
+		apt-get "${APT_OPTS[@]}" update >/dev/null
+		touch "$dir/updated"
+	fi
+}
+
+# dep_of PKG REGEX: the first Depends of PKG whose name matches REGEX.
+dep_of() {
+	apt-cache "${APT_OPTS[@]}" depends "$1" |
+		sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E -m1 "$2" || true
+}
+
+# fetch TAG SUITE FLAVOUR [modules]
+fetch() {
+	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-}
+	local dest="$CACHE/kernels/$tag"
+	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ]; then
+		log "$tag: cached ($(cat "$dest/version" 2>/dev/null))"
+		return 0
+	fi
+	apt_for "$suite"
+	local image binary modules
+	image=$(dep_of "linux-image-$flavour" "^linux-image-[0-9]")
+	[ -n "$image" ] || die "$tag: no linux-image package behind linux-image-$flavour in $suite"
+	# sid splits the kernel: linux-image-V-F depends on linux-binary-V-F
+	# (vmlinuz) and linux-modules-V-F (modules); older suites have one package.
+	binary=$(dep_of "$image" "^linux-binary-")
+	modules=$(dep_of "$image" "^linux-modules-")
+	local pkgs=("${binary:-$image}")
+	if [ -n "$want_modules" ] && [ -n "$modules" ]; then pkgs+=("$modules"); fi
+	log "$tag: downloading ${pkgs[*]}"
+
+	local tmp
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get "${APT_OPTS[@]}" download "${pkgs[@]}" >/dev/null)
+	mkdir -p "$tmp/root"
+	local deb
+	for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
+
+	local vmlinuz ver
+	vmlinuz=$(find "$tmp/root" -path '*/modules/*/vmlinuz' -o -path '*/boot/vmlinuz-*' | head -n1)
+	[ -n "$vmlinuz" ] || die "$tag: no vmlinuz in ${pkgs[*]}"
+	case $vmlinuz in
+	*/boot/vmlinuz-*) ver=${vmlinuz##*/vmlinuz-} ;;
+	*) ver=$(basename "$(dirname "$vmlinuz")") ;;
+	esac
+
+	rm -rf "$dest.new"
+	mkdir -p "$dest.new"
+	cp "$vmlinuz" "$dest.new/vmlinuz"
+	echo "$ver" >"$dest.new/version"
+	if [ -n "$want_modules" ]; then
+		nvme_modules "$tmp/root" "$ver" "$dest.new"
+	fi
+	rm -rf "$dest" "$tmp"
+	mv "$dest.new" "$dest"
+	log "$tag: $ver ($(du -h "$dest/vmlinuz" | cut -f1))"
+}
+
+# quiet_depmod ROOT VER: depmod without warnings about files only a full
+# install has.
+quiet_depmod() {
+	local f
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		[ -e "$1/lib/modules/$2/$f" ] || : >"$1/lib/modules/$2/$f"
+	done
+	depmod -b "$1" "$2"
+}
+
+# nvme_modules ROOT VER DEST: NVMe modules and their dependencies, decompressed,
+# as an initramfs overlay DEST/modules.cpio.gz holding
+# lib/modules/VER/{kernel/...,modules.dep,modules.load}; /init insmods
+# modules.load in order.
+nvme_modules() {
+	local root=$1 ver=$2 dest=$3
+	local moddir="$root/usr/lib/modules/$ver"
+	[ -d "$moddir" ] || die "no modules for $ver"
+	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
+	quiet_depmod "$root" "$ver"
+	local ov="$dest/overlay" out="lib/modules/$ver"
+	mkdir -p "$ov/$out"
+	: >"$ov/$out/modules.load"
+	local line path rel
+	# insmod lines come in load order: dependencies first.
+	modprobe -d "$root" -S "$ver" --show-depends nvme |
+		while read -r line; do
+			[ "${line%% *}" = insmod ] || continue
+			path=${line#insmod }
+			path=${path%% *}
+			rel=${path#*/lib/modules/"$ver"/}
+			rel=${rel%.xz}
+			rel=${rel%.zst}
+			rel=${rel%.gz}
+			mkdir -p "$ov/$out/$(dirname "$rel")"
+			case $path in
+			*.xz) xz -dc "$path" >"$ov/$out/$rel" ;;
+			*.zst) zstd -qdc "$path" >"$ov/$out/$rel" ;;
+			*.gz) gzip -dc "$path" >"$ov/$out/$rel" ;;
+			*) cp "$path" "$ov/$out/$rel" ;;
+			esac
+			echo "$rel" >>"$ov/$out/modules.load"
+		done
+	[ -s "$ov/$out/modules.load" ] || die "modprobe found no nvme module for $ver"
+	# modules.dep for busybox modprobe: each module with its dependencies.
+	quiet_depmod "$ov" "$ver"
+	(cd "$ov" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -9 >"$dest/modules.cpio.gz"
+	log "$ver: modules $(tr '\n' ' ' <"$ov/$out/modules.load")"
+	rm -rf "$ov"
+}
+
+for tag in "$@"; do
+	case $tag in
+	6.1) fetch 6.1 bookworm cloud-amd64 ;;
+	6.12) fetch 6.12 bookworm-backports cloud-amd64 ;;
+	7.2) fetch 7.2 sid cloud-amd64 ;;
+	7.2-generic) fetch 7.2-generic sid amd64 modules ;;
+	*) die "unknown kernel tag '$tag'" ;;
+	esac
+done

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Run every guest test tests/vm/cases/*.sh on each kernel it lists, one after
+# the other (each guest takes both cores).
+# Usage: run-suite.sh [DESTDIR]     DESTDIR: the project's `meson install` tree
+# Environment:
+#   VWC_KERNELS   only these kernel tags (e.g. "6.1 7.2")
+#   VWC_CASES     only these cases: names or globs (e.g. "kernel-facts multi*")
+#   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
+#   VWC_INFO=0    do not print the guests' VWC-INFO lines
+# Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
+# total time of each guest, and last "vm: N passed, N failed, N skipped".
+# Exit status 1 when anything failed.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+DESTDIR_IN=${1:-}
+LOGDIR=${VWC_LOG_DIR:-$REPO/build/vm-logs}
+DEFAULT_KERNELS="6.1 6.12 7.2"
+
+selected() { # NAME: matches VWC_CASES (or no filter)
+	local pat
+	[ -n "${VWC_CASES:-}" ] || return 0
+	for pat in $VWC_CASES; do
+		# shellcheck disable=SC2053 # glob match intended
+		[[ $1 == $pat ]] && return 0
+	done
+	return 1
+}
+
+kernels_of() { # CASE: its "# kernels:" list, limited by VWC_KERNELS
+	local list k
+	list=$(sed -n 's/^# kernels:[[:space:]]*//p' "$1" | head -n 1)
+	for k in ${list:-$DEFAULT_KERNELS}; do
+		if [ -z "${VWC_KERNELS:-}" ] || [[ " $VWC_KERNELS " == *" $k "* ]]; then
+			echo "$k"
+		fi
+	done
+}
+
+# --- plan ---
+runs=()
+declare -A tags=()
+for f in "$HERE"/cases/*.sh; do
+	name=$(basename "$f" .sh)
+	selected "$name" || continue
+	for k in $(kernels_of "$f"); do
+		runs+=("$k $f")
+		tags[$k]=1
+	done
+done
+if [ "${#runs[@]}" -eq 0 ]; then
+	echo "vm: no case selected (VWC_CASES='${VWC_CASES:-}' VWC_KERNELS='${VWC_KERNELS:-}')"
+	echo "vm: 0 passed, 0 failed, 0 skipped"
+	exit 0
+fi
+
+suite_t0=$(date +%s)
+mkdir -p "$LOGDIR"
+bash "$HERE/kernels.sh" "${!tags[@]}"
+bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
+
+passed=0 failed=0 skipped=0
+for run in "${runs[@]}"; do
+	k=${run%% *}
+	f=${run#* }
+	name=$(basename "$f" .sh)
+	p="[$k] $name:"
+	log="$LOGDIR/$k-$name.log"
+	rc=0
+	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio.gz" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
+
+	done_seen=0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		line=VWC-${line#*VWC-}
+		case $line in
+		'VWC-TEST: PASS '*) echo "$p PASS ${line#VWC-TEST: PASS }"; passed=$((passed + 1)) ;;
+		'VWC-TEST: FAIL '*) echo "$p FAIL ${line#VWC-TEST: FAIL }"; failed=$((failed + 1)) ;;
+		'VWC-TEST: SKIP '*) echo "$p SKIP ${line#VWC-TEST: SKIP }"; skipped=$((skipped + 1)) ;;
+		'VWC-TEST: DONE'*) done_seen=1 ;;
+		'VWC-INFO: '*) [ "${VWC_INFO:-1}" = 0 ] || echo "$p INFO ${line#VWC-INFO: }" ;;
+		esac
+	done < <(grep -a 'VWC-TEST: \|VWC-INFO: ' "$log" 2>/dev/null || true)
+
+	status=$(sed -n 's/.*status=\([a-z]*\).*/\1/p' <<<"$res")
+	boot=$(sed -n 's/.* boot=\([^ ]*\).*/\1/p' <<<"$res")
+	total=$(sed -n 's/.* total=\([^ ]*\).*/\1/p' <<<"$res")
+	attempts=$(sed -n 's/.* attempts=\([^ ]*\).*/\1/p' <<<"$res")
+	if [ "$done_seen" -ne 1 ] || [ "$rc" -ne 0 ]; then
+		case ${status:-error} in
+		timeout) why="TIMEOUT after ${total}s" ;;
+		noinit) why="the guest never reached init ($attempts boots)" ;;
+		ok) why="the guest test ended without VWC-TEST: DONE" ;;
+		*) why="QEMU failed (status ${status:-unknown}, exit $rc)" ;;
+		esac
+		echo "$p FAIL guest: $why; log $log"
+		grep -av '^$' "$log" 2>/dev/null | tail -n 15 | sed "s/^/$p   | /" || true
+		failed=$((failed + 1))
+	fi
+	echo "$p boot ${boot}s, total ${total}s${attempts:+, $attempts boot(s)}"
+done
+
+echo "vm: suite took $(($(date +%s) - suite_t0))s; logs in $LOGDIR"
+echo "vm: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

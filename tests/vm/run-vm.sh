@@ -1,0 +1,267 @@
+#!/bin/bash
+# Boot one guest test under QEMU (TCG) and record its serial console.
+# Usage: run-vm.sh -i INITRD [-k TAG] [-l LOG] [-t SECONDS] [-a ARGS] [-f] CASE.sh
+#   -i INITRD   initramfs from mkinitramfs.sh (required)
+#   -k TAG      kernel tag in $VWC_CACHE_DIR/kernels (default 7.2)
+#   -l LOG      serial log (default: in the run's temp dir, removed)
+#   -t SECONDS  hard timeout (default: the case's "# timeout:" line, else 300)
+#   -a ARGS     extra kernel command line
+#   -f          follow: print the guest's lines (not the kernel's) as they come
+# The case file's header describes the machine, one directive a line:
+#   # vm: ctrl [wc=on|off] [ns=N] [size=MiB] [intel]
+#         controller nvK (K counts from 0 over all controllers), serial VWCK,
+#         N namespaces, each a raw image with QEMU write-cache=on|off (WCE).
+#   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [size=MiB]
+#         nvme-subsys S and N controllers nvK.. sharing namespace 1
+#         (multipath). QEMU wants one serial per subsystem: all get the serial
+#         of the first, VWCK, and differ by cntlid (0, 1, ...). QEMU
+#         derives WCE from a controller's namespaces (on if any is on), so the
+#         shared namespace gets wc=off when any Wi is off, and a controller
+#         asking for "on" then gets a private namespace (nsid 2+) with wc=on.
+#   # vm: cpu hygon          -cpu max,vendor=HygonGenuine
+#   # vm: rootport [n=N]     N pcie-root-ports rp0.. for hot-add (default 1)
+#   # vm: spare [n=N] [size=MiB]   raw images {dir}/spareK.img for drive_add
+#   # vm: append ARGS...     extra kernel command line
+#   # timeout: SECONDS
+# A guest line "VWC-HOST: CMD" makes the host send CMD to the QEMU monitor
+# ({dir} in CMD is replaced by the run's directory); replies go to
+# <LOG>.monitor. Retries once when the guest never reached /init.
+# Last line on stdout:
+#   VWC-RUN: status=ok|timeout|noinit|error boot=S total=S attempts=N log=LOG
+# Exit status: 0 ok (guest powered off), 2 timeout, 3 init never reached,
+# 4 QEMU failed (e.g. a bad device option).
+set -euo pipefail
+
+CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
+BOOT_TIMEOUT=${VWC_BOOT_TIMEOUT:-90}
+# Two QEMU 7.2 TCG problems crash guests early in boot (seen on this machine):
+# with cmpxchg16b, 6.12 oopses in SLUB about one boot in three (-cx16 fixes
+# it); with multi-threaded TCG, 7.2 oopses on an int3 while patching kernel
+# text about one boot in five (thread=single fixes it). With both, 58 of 58
+# test boots of 6.1, 6.12 and 7.2 reached init; the retry stays as a backstop.
+CPU=max,-cx16
+ACCEL=tcg,thread=single
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 1; }
+
+tag=7.2 initrd='' log='' timeout='' append='' follow=''
+while getopts i:k:l:t:a:fh opt; do
+	case $opt in
+	i) initrd=$OPTARG ;;
+	k) tag=$OPTARG ;;
+	l) log=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	a) append=$OPTARG ;;
+	f) follow=1 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [ "$#" -ne 1 ] || [ -z "$initrd" ]; then usage; fi
+case_file=$1
+name=$(basename "$case_file" .sh)
+kdir="$CACHE/kernels/$tag"
+[ -s "$kdir/vmlinuz" ] || { echo "run-vm: no kernel $tag (run tests/vm/kernels.sh $tag)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/vwc-vm.XXXXXX")
+qpid='' wpid=''
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
+	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+[ -n "$log" ] || log="$work/serial.log"
+
+# --- scenario -> QEMU arguments ---
+args=()
+nctrl=0
+img() { truncate -s "${2}M" "$work/$1.img"; }
+# kv KEY DEFAULT WORDS...: value of KEY=... among WORDS.
+kv() {
+	local key=$1 val=$2 w
+	shift 2
+	for w in "$@"; do
+		case $w in "$key="*) val=${w#*=} ;; esac
+	done
+	echo "$val"
+}
+has() {
+	local key=$1 w
+	shift
+	for w in "$@"; do [ "$w" = "$key" ] && return 0; done
+	return 1
+}
+
+add_ctrl() {
+	local wc nns size intel='' j c
+	wc=$(kv wc on "$@")
+	nns=$(kv ns 1 "$@")
+	size=$(kv size 64 "$@")
+	has intel "$@" && intel=,use-intel-id=on
+	c=$nctrl
+	nctrl=$((nctrl + 1))
+	args+=(-device "nvme,id=nv$c,serial=VWC$c$intel")
+	for ((j = 1; j <= nns; j++)); do
+		img "nv$c-n$j" "$size"
+		args+=(-drive "file=$work/nv$c-n$j.img,if=none,id=d$c-$j,format=raw"
+			-device "nvme-ns,drive=d$c-$j,bus=nv$c,nsid=$j,shared=off,write-cache=$wc")
+	done
+}
+
+add_subsys() {
+	local s n wcs size shared=on k c nsid=2 first=$nctrl
+	s=$(kv name s0 "$@")
+	n=$(kv ctrls 2 "$@")
+	wcs=$(kv wc on "$@")
+	size=$(kv size 64 "$@")
+	IFS=, read -r -a wcs <<<"$wcs"
+	has off "${wcs[@]}" && shared=off
+	args+=(-device "nvme-subsys,id=$s,nqn=$s")
+	for ((k = 0; k < n; k++)); do
+		c=$nctrl
+		nctrl=$((nctrl + 1))
+		args+=(-device "nvme,id=nv$c,serial=VWC$first,subsys=$s")
+		if [ "$shared" = off ] && [ "${wcs[k]:-${wcs[0]}}" = on ]; then
+			img "$s-n$nsid" "$size"
+			args+=(-drive "file=$work/$s-n$nsid.img,if=none,id=d$s-$nsid,format=raw"
+				-device "nvme-ns,drive=d$s-$nsid,bus=nv$c,nsid=$nsid,shared=off,write-cache=on")
+			nsid=$((nsid + 1))
+		fi
+	done
+	img "$s-n1" "$size"
+	args+=(-drive "file=$work/$s-n1.img,if=none,id=d$s-1,format=raw"
+		-device "nvme-ns,drive=d$s-1,bus=nv$((nctrl - 1)),nsid=1,shared=on,write-cache=$shared")
+}
+
+nrp=0
+while read -r line; do
+	case $line in
+	'# timeout:'*) [ -n "$timeout" ] || timeout=${line#'# timeout:'} ;;
+	'# vm:'*)
+		read -r -a w <<<"${line#'# vm:'}"
+		case ${w[0]} in
+		ctrl) add_ctrl "${w[@]:1}" ;;
+		subsys) add_subsys "${w[@]:1}" ;;
+		cpu)
+			case ${w[1]:-} in
+			hygon) CPU=$CPU,vendor=HygonGenuine ;;
+			*) echo "run-vm: unknown cpu '${w[1]:-}'" >&2; exit 1 ;;
+			esac
+			;;
+		rootport)
+			for ((k = 0; k < $(kv n 1 "${w[@]:1}"); k++)); do
+				args+=(-device "pcie-root-port,id=rp$nrp,chassis=$((nrp + 1)),slot=$((nrp + 1))")
+				nrp=$((nrp + 1))
+			done
+			;;
+		spare)
+			for ((k = 0; k < $(kv n 1 "${w[@]:1}"); k++)); do
+				img "spare$k" "$(kv size 64 "${w[@]:1}")"
+			done
+			;;
+		append) append="$append ${w[*]:1}" ;;
+		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
+		esac
+		;;
+	esac
+done <"$case_file"
+timeout=$(echo "${timeout:-300}" | tr -d ' ')
+
+# Kernels with NVMe as a module come with an overlay archive of modules.
+if [ -s "$kdir/modules.cpio.gz" ]; then
+	cat "$initrd" "$kdir/modules.cpio.gz" >"$work/initrd"
+	initrd="$work/initrd"
+fi
+
+sock="$work/monitor.sock"
+qemu_cmd=(qemu-system-x86_64 -accel "$ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
+	-nographic -no-reboot -nic none -kernel "$kdir/vmlinuz" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 quiet vwc.test=$name${append}"
+	-serial "file:$log" -monitor "unix:$sock,server=on,wait=off" "${args[@]}")
+
+# watch_log: act on VWC-HOST lines; with -f print the guest's own lines.
+watch_log() {
+	local line cmd
+	tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | while IFS= read -r line; do
+		line=${line%$'\r'}
+		case $line in
+		*VWC-*) line=VWC-${line#*VWC-} ;;
+		'['*']'* | *$'\e'*) continue ;; # kernel messages, escapes
+		esac
+		[ -z "$follow" ] || printf '%s\n' "$line"
+		case $line in
+		VWC-HOST:*)
+			cmd=${line#VWC-HOST: }
+			cmd=${cmd//\{dir\}/$work}
+			{
+				echo "> $cmd"
+				printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 | tr -d '\r' || true
+			} >>"$log.monitor"
+			;;
+		esac
+	done
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+status=noinit boot=- attempt=0 t0=$(now)
+while [ "$status" = noinit ] && [ "$attempt" -lt 2 ]; do
+	attempt=$((attempt + 1))
+	[ "$attempt" -eq 1 ] || { mv "$log" "$log.attempt$((attempt - 1))"; echo "run-vm: $name@$tag: guest never reached init; retrying" >&2; }
+	: >"$log"
+	: >"$log.monitor"
+	t0=$(now)
+	"${qemu_cmd[@]}" </dev/null >"$log.qemu" 2>&1 &
+	qpid=$!
+	watch_log &
+	wpid=$!
+	status=running
+	while kill -0 "$qpid" 2>/dev/null; do
+		t=$(elapsed "$t0")
+		if [ "$boot" = - ]; then
+			if grep -aq 'VWC-INIT: start' "$log"; then
+				boot=$t
+			elif awk -v t="$t" -v m="$BOOT_TIMEOUT" 'BEGIN { exit !(t > m) }'; then
+				status=noinit
+				kill "$qpid"
+				break
+			fi
+		fi
+		if awk -v t="$t" -v m="$timeout" 'BEGIN { exit !(t > m) }'; then
+			status=timeout
+			kill "$qpid"
+			break
+		fi
+		sleep 0.2
+	done
+	qrc=0
+	wait "$qpid" || qrc=$?
+	qpid=''
+	wait "$wpid" 2>/dev/null || true
+	wpid=''
+	if [ "$status" = running ]; then
+		if grep -aq 'VWC-INIT: start' "$log"; then
+			status=ok
+			[ "$boot" != - ] || boot=$(elapsed "$t0")
+		elif [ "$qrc" -ne 0 ]; then
+			status=error # QEMU refused the configuration: no retry
+		else
+			status=noinit
+		fi
+	fi
+	if [ "$status" = noinit ]; then boot=-; fi
+done
+
+if [ "$status" != ok ] && [ -s "$log.qemu" ]; then
+	sed 's/^/run-vm: qemu: /' "$log.qemu" >&2
+fi
+echo "VWC-RUN: status=$status boot=$boot total=$(elapsed "$t0") attempts=$attempt log=$log"
+case $status in
+ok) exit 0 ;;
+timeout) exit 2 ;;
+noinit) exit 3 ;;
+*) exit 4 ;;
+esac
