@@ -1,0 +1,40 @@
+#!/bin/sh
+# vm: ctrl wc=off
+# vm: ctrl wc=on
+# vm: ctrl wc=off intel
+# vm: rootport
+# vm: spare
+# kernels: 6.1 6.12 7.2
+#
+# No manual command: udevd with the project's rules brings three drives up
+# in the right mode at coldplug, and a controller hot-added through the
+# QEMU monitor too.
+. /vwc/guest/lib.sh
+
+off=$(ctrl_by_serial VWC0); on=$(ctrl_by_serial VWC1); intel=$(ctrl_by_serial VWC2)
+check_eq "before udev: WCE-off drive in write back (the kernel's choice)" "$(wc "$(ns_of "$off")")" "write back"
+check_cmd "rules installed" test -f /lib/udev/rules.d/71-nvme-vwc-sync.rules
+t0=$(/usr/bin/date +%s%N)
+start_udev
+info "coldplug trigger + settle took $((($(/usr/bin/date +%s%N) - t0) / 1000000)) ms"
+check_eq "coldplug: WCE-off drive write through" "$(wc "$(ns_of "$off")")" "write through"
+check_eq "coldplug: WCE-on drive write back" "$(wc "$(ns_of "$on")")" "write back"
+check_eq "coldplug: WCE-off drive behind the Intel ID write through" "$(wc "$(ns_of "$intel")")" "write through"
+check_eq "Intel ID seen" "$(cat /sys/class/nvme/$intel/device/vendor):$(cat /sys/class/nvme/$intel/device/device)" "0x8086:0x5845"
+
+host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
+sleep 1
+host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0,write-cache=off"
+wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
+hp=$(ctrl_by_serial VWCHP)
+wait_for - 20 ns_of "$hp"
+hpns=$(ns_of "$hp")
+udevadm settle --timeout=20
+wait_for "hot-add: its namespace goes write through by itself" 10 sh -c "[ \"\$(cat /sys/block/$hpns/queue/write_cache)\" = 'write through' ]"
+info "hot-added $hp ($hpns) WCE=$(get_wce "$hp") write_cache=$(wc "$hpns")"
+
+# a change event (what a reset or an AEN produces) re-applies too
+set_wc "$(ns_of "$off")" "write back"
+udevadm trigger --action=change "/sys/class/nvme/$off" && udevadm settle --timeout=10
+check_eq "controller change event: write through again" "$(wc "$(ns_of "$off")")" "write through"
+finish
