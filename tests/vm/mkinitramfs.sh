@@ -5,7 +5,7 @@
 # Contents: busybox-static (+ applet links), nvme (from DESTDIR if it has one,
 # else Debian's), fio, systemd-udevd + udevadm with the host's udev rules and a
 # compiled hwdb, DESTDIR, the shared libraries of every ELF file (ldd), an
-# ld.so.cache, coreutils dd, tests/vm/guest/* in /vwc/guest and tests/vm/cases/* in
+# ld.so.cache, coreutils dd and date, tests/vm/guest/* in /vwc/guest and tests/vm/cases/* in
 # /vwc/cases, and /init. The host part (everything but DESTDIR and the test
 # files) is cached in $VWC_CACHE_DIR/initramfs/, keyed by the package versions
 # and this script.

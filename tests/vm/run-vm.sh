@@ -183,14 +183,15 @@ qemu_cmd=(qemu-system-x86_64 -accel "$ACCEL" -machine q35 -cpu "$CPU" -m 1024 -s
 
 # watch_log: act on VWC-HOST lines; with -f print the guest's own lines.
 watch_log() {
-	local line cmd
+	local line cmd started=''
 	tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | while IFS= read -r line; do
 		line=${line%$'\r'}
 		case $line in
 		*VWC-*) line=VWC-${line#*VWC-} ;;
 		'['*']'* | *$'\e'*) continue ;; # kernel messages, escapes
 		esac
-		[ -z "$follow" ] || printf '%s\n' "$line"
+		[ "$line" != 'VWC-INIT: start' ] || started=1 # firmware output before
+		[ -z "$follow" ] || [ -z "$started" ] || printf '%s\n' "$line"
 		case $line in
 		VWC-HOST:*)
 			cmd=${line#VWC-HOST: }

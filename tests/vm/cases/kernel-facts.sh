@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2012 # lib.sh lives in the guest; ls of sysfs names
 # Kernel facts the project depends on; needs nothing from the project.
 # Controller VWC0 has its volatile write cache disabled (WCE=0), VWC1 enabled.
 # vm: ctrl wc=off

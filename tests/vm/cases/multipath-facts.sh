@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2012 # lib.sh lives in the guest; ls of sysfs names
 # Multipath sysfs layout facts: two controllers of one subsystem sharing
 # namespace 1. QEMU derives WCE per controller from its namespaces, so the
 # shared namespace has write-cache=off and controller VWC1 also has a private
@@ -14,7 +15,21 @@ wait_for controllers-present 30 test -c /dev/nvme0 -a -c /dev/nvme1
 c0=$(ctrl_by_serial VWC0 0) || c0=nvme0
 c1=$(ctrl_by_serial VWC0 1) || c1=nvme1
 info "cntlid 0 is $c0 (WCE off), cntlid 1 is $c1 (WCE on)"
-wait_for namespaces-present 30 sh -c "ls /sys/class/nvme/$c0/ | grep -q 'n1$' && ls /sys/class/nvme/$c1/ | grep -q 'n1$'"
+# Disk names are nvme<subsys>c<ctrl>n<head instance>: the last number counts
+# heads in discovery order, it is not the NSID. Find them by their nsid file.
+paths_of() { # NSID: hidden per-controller disks of that namespace
+	for _p in /sys/class/nvme/nvme*/nvme*c*n*; do
+		[ "$(cat "$_p/nsid" 2>/dev/null)" = "$1" ] && echo "${_p##*/}"
+	done
+}
+head_of() { # NSID: the visible disk of that namespace
+	for _b in /sys/block/nvme*n*; do
+		case ${_b##*/} in *c*) continue ;; esac
+		[ "$(cat "$_b/nsid" 2>/dev/null)" = "$1" ] && echo "${_b##*/}" && return 0
+	done
+	return 1
+}
+wait_for namespaces-present 30 sh -c "[ \$(ls -d /sys/class/nvme/nvme*/nvme*c*n* | command wc -l) -ge 3 ]"
 sleep 1
 
 info "multipath module parameter: $(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null || echo absent)"
@@ -38,16 +53,26 @@ for b in /sys/class/block/nvme*; do
 	[ -e "$b/queue/write_cache" ] && q="'$(cat "$b/queue/write_cache")'"
 	mp=-
 	[ -d "$b/multipath" ] && mp=$(ls "$b/multipath" | tr '\n' ' ')
-	info "$n: hidden=$(cat "$b/hidden" 2>/dev/null || echo -) /dev/$n=$([ -e "/dev/$n" ] && echo yes || echo no) write_cache=$q multipath=[$mp] ana_state=$(cat "$b/ana_state" 2>/dev/null || echo -) device=$(readlink "$b/device" | sed 's|.*/||')"
+	info "$n: nsid=$(cat "$b/nsid" 2>/dev/null || echo -) hidden=$(cat "$b/hidden" 2>/dev/null || echo -) /dev/$n=$([ -e "/dev/$n" ] && echo yes || echo no) write_cache=$q multipath=[$mp] ana_state=$(cat "$b/ana_state" 2>/dev/null || echo -) device=$(readlink "$b/device" | sed 's|.*/||')"
 done
 
-# Which write_cache matters, where flushes are counted. The head is nvmeXn1;
-# its paths nvmeXcYn1 (if any).
-head=$(ls /sys/block | grep -E '^nvme[0-9]+n1$' | head -n 1)
-paths=$(ls /sys/class/block | grep -E '^nvme[0-9]+c[0-9]+n1$' | tr '\n' ' ')
-info "head=$head paths=[$paths]"
+# Which write_cache matters, where flushes are counted: the shared
+# namespace (NSID 1), its head and its paths.
+head=$(head_of 1) || head=''
+paths=$(paths_of 1 | tr '\n' ' ')
+info "NSID 1: head=$head paths=[$paths]"
+# shellcheck disable=SC2086 # split into words
+set -- $paths
+if [ "$#" -eq 2 ]; then pass nsid-1-has-two-paths; else fail nsid-1-has-two-paths "paths: [$paths]"; fi
+# stats: flush requests per disk since the previous call (kept in files:
+# it runs in command substitutions).
 stats() {
-	for p in $head $paths; do printf '%s=%s ' "$p" "$(flushes "$p")"; done
+	for p in $head $paths; do
+		_now=$(flushes "$p")
+		_prev=$(cat "/tmp/flushes.$p" 2>/dev/null || echo 0)
+		echo "$_now" >"/tmp/flushes.$p"
+		printf '%s=+%s ' "$p" "$((_now - _prev))"
+	done
 }
 wcs() {
 	for p in $head $paths; do
@@ -56,19 +81,19 @@ wcs() {
 }
 if [ -n "$head" ]; then
 	info "write_cache: $(wcs)"
-	info "flushes before: $(stats)"
+	stats >/dev/null
 	dsync_writes "$head" 10
-	info "flushes after 10 dsync writes to $head (write back): $(stats)"
+	info "new flushes for 10 dsync writes to $head (write back): $(stats)"
 	set_wc "$head" "write through"
 	info "after head write through: $(wcs)"
 	dsync_writes "$head" 10
-	info "flushes after 10 dsync writes to $head (head write through): $(stats)"
+	info "new flushes for 10 dsync writes to $head (head write through): $(stats)"
 	set_wc "$head" "write back"
 	for p in $paths; do
 		if echo "write through" >"/sys/class/block/$p/queue/write_cache" 2>/dev/null; then
 			info "path $p write_cache writable: $(wcs)"
 			dsync_writes "$head" 10
-			info "flushes after 10 dsync writes to $head (path $p write through): $(stats)"
+			info "new flushes for 10 dsync writes to $head (path $p write through): $(stats)"
 			echo "write back" >"/sys/class/block/$p/queue/write_cache"
 		else
 			info "path $p write_cache not writable"
@@ -91,7 +116,7 @@ if [ -n "$head" ]; then
 	info "after reset_controller $c0 with head and paths write through: $(wcs)"
 	pass multipath-facts-collected
 else
-	fail multipath-head "no nvmeXn1 block device"
+	fail multipath-head "no visible disk with NSID 1"
 fi
 
 finish
