@@ -7,6 +7,8 @@ PKGS=(
 	# build
 	build-essential meson ninja-build pkg-config
 	libnvme-dev libudev-dev libjson-c-dev
+	# man pages (asciidoctor) and their render test (man)
+	asciidoctor man-db
 	# tools used by tests, the guest image and the demo
 	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
 	# the VM harness

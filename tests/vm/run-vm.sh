@@ -198,7 +198,9 @@ watch_log() {
 			cmd=${cmd//\{dir\}/$work}
 			{
 				echo "> $cmd"
-				printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 | tr -d '\r' || true
+				# the reply without HMP's banner, prompt and echo
+				printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 |
+					tr -d '\r' | grep -av '^QEMU .* monitor\|^(qemu)' || true
 			} >>"$log.monitor"
 			;;
 		esac

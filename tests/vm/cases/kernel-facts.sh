@@ -23,31 +23,35 @@ info "namespaces: $c0 -> $n0, $c1 -> $n1"
 wait_for block-devices 10 test -b "/dev/$n0" -a -b "/dev/$n1"
 
 # Volatile Write Cache feature, long options only.
-check_eq "get-feature-6-$c0-is-0" "$(get_wce "$c0")" 0
-check_eq "get-feature-6-$c1-is-1" "$(get_wce "$c1")" 1
+check_eq "get-feature-6-VWC0-is-0" "$(get_wce "$c0")" 0
+check_eq "get-feature-6-VWC1-is-1" "$(get_wce "$c1")" 1
 info "$c0 get-feature: $(nvme get-feature "/dev/$c0" --feature-id=6 2>&1)"
 info "$c0 id-ctrl vwc: $(nvme id-ctrl "/dev/$c0" 2>&1 | grep -E '^vwc ')"
 
 # The bug: the kernel shows write back even where WCE is off.
-check_eq "initial-write-back-$n0-wce0" "$(wc "$n0")" "write back"
-check_eq "initial-write-back-$n1-wce1" "$(wc "$n1")" "write back"
+check_eq "initial-write-back-VWC0-wce0" "$(wc "$n0")" "write back"
+check_eq "initial-write-back-VWC1-wce1" "$(wc "$n1")" "write back"
 info "$n0 queue/fua=$(cat "/sys/block/$n0/queue/fua")"
 
+# label: VWCn, stable across boots (controller names follow probe order)
+label() { if [ "$1" = "$n0" ]; then echo VWC0; else echo VWC1; fi; }
 for n in "$n0" "$n1"; do
-	set_wc "$n" "write through" && check_eq "writable-write-through-$n" "$(wc "$n")" "write through"
-	set_wc "$n" "write back" && check_eq "writable-write-back-$n" "$(wc "$n")" "write back"
+	l=$(label "$n")
+	set_wc "$n" "write through" && check_eq "writable-write-through-$l" "$(wc "$n")" "write through"
+	set_wc "$n" "write back" && check_eq "writable-write-back-$l" "$(wc "$n")" "write back"
 done
 
 # Flush requests (stat field 16) per O_DIRECT|O_DSYNC write.
 for n in "$n0" "$n1"; do
+	l=$(label "$n")
 	set_wc "$n" "write back"
 	d=$(flushes_for "$n" 10)
 	info "$n write back: $d flushes for 10 dsync writes"
-	if [ "$d" -ge 10 ] && [ "$d" -le 22 ]; then pass "flushes-write-back-$n"; else fail "flushes-write-back-$n" "$d flushes for 10 writes"; fi
+	if [ "$d" -ge 10 ] && [ "$d" -le 22 ]; then pass "flushes-write-back-$l"; else fail "flushes-write-back-$l" "$d flushes for 10 writes"; fi
 	set_wc "$n" "write through"
 	d=$(flushes_for "$n" 10)
 	info "$n write through: $d flushes for 10 dsync writes"
-	check_eq "flushes-write-through-$n" "$d" 0
+	check_eq "flushes-write-through-$l" "$d" 0
 	set_wc "$n" "write back"
 done
 
