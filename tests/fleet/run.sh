@@ -1,0 +1,60 @@
+#!/bin/bash
+# Host-side fleet checks (issue 6), the entry tests/run-all.sh calls after
+# the VM suite. Not meson tests: they need the network (ansible-core,
+# promtool from Debian) and root.
+#   1. tests/fleet/ansible.sh BUILD: the Ansible audit playbook on localhost
+#   2. tests/fleet/check-prom-log.sh: `promtool check metrics` on the
+#      Prometheus blocks of the fleet case's serial logs (LOG...), when given
+# Usage: run.sh BUILD [LOG...]   LOGs that do not exist are ignored (an
+#        unmatched glob such as build/vm-logs/*-fleet.log is fine).
+# Output: TAP (one stream, plan at the end), then the count line
+#   "fleet: N passed, N failed" (+ ", N skipped" if any). Exit 1 on a failure.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD=${1:?usage: run.sh BUILD [LOG...]}
+shift
+logs=()
+for l in "$@"; do [ -f "$l" ] && logs+=("$l"); done
+
+n=0 passed=0 failed=0 skipped=0
+# part NAME CMD...: re-emit CMD's TAP results under NAME, numbered here; a
+# non-zero exit without a "not ok" line counts as one failure
+part() {
+	local name=$1 line out rc=0 bad=0 desc
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	while IFS= read -r line; do
+		case $line in
+		'not ok '*)
+			desc=${line#not ok }; desc=${desc#* - }
+			n=$((n + 1)) failed=$((failed + 1)) bad=1
+			echo "not ok $n - $name: $desc"
+			;;
+		'ok '*)
+			desc=${line#ok }; desc=${desc#* - }
+			n=$((n + 1))
+			if [[ $desc == *'# SKIP'* ]]; then skipped=$((skipped + 1)); else passed=$((passed + 1)); fi
+			echo "ok $n - $name: $desc"
+			;;
+		'#'*) echo "$line" ;;
+		esac
+	done <<<"$out"
+	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		n=$((n + 1)) failed=$((failed + 1))
+		echo "not ok $n - $name: exit $rc"
+		printf '%s\n' "$out" | tail -n 10 | sed 's/^/#   /'
+	fi
+}
+part ansible bash "$HERE/ansible.sh" "$BUILD"
+if [ "${#logs[@]}" -gt 0 ]; then
+	part promtool bash "$HERE/check-prom-log.sh" "${logs[@]}"
+else
+	n=$((n + 1)) skipped=$((skipped + 1))
+	echo "ok $n - promtool: fleet serial logs # SKIP no fleet log given (the fleet VM case did not run)"
+fi
+echo "1..$n"
+line="fleet: $passed passed, $failed failed"
+[ "$skipped" -eq 0 ] || line="$line, $skipped skipped"
+echo "$line"
+[ "$failed" -eq 0 ]
