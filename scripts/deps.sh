@@ -7,6 +7,9 @@ PKGS=(
 	# build
 	build-essential meson ninja-build pkg-config
 	libnvme-dev libudev-dev libjson-c-dev
+	# nvme-cli 2.3 built with the plugin: zlib; libnvme-mi.pc needs dbus-1;
+	# its source comes through apt-get source (dpkg-source)
+	zlib1g-dev libdbus-1-dev dpkg-dev
 	# man pages (asciidoctor) and their render test (man)
 	asciidoctor man-db
 	# tools used by tests, the guest image and the demo

@@ -302,7 +302,6 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			fprintf(out, "%s{", cm[k].name);
 			prom_label(out, "controller", c->name, k != 0);
 			if (k == 0) {
-				fprintf(out, ",");
 				prom_label(out, "model", c->model, false);
 				prom_label(out, "serial", c->serial, false);
 				prom_label(out, "firmware", c->firmware, false);

@@ -241,6 +241,8 @@ static int scan_subsystem(struct udev *udev, struct vwc_topo *t,
 	if (!e)
 		return -ENOMEM;
 	udev_enumerate_add_match_subsystem(e, subsystem);
+	/* filter by name first: no uevent file read for other devices */
+	udev_enumerate_add_match_sysname(e, "nvme*");
 	if (!strcmp(subsystem, "block"))
 		udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
 	udev_enumerate_scan_devices(e);

@@ -27,7 +27,10 @@ step deps
 bash scripts/deps.sh
 
 step kernels
-bash tests/vm/kernels.sh 6.1 6.12 7.2
+bash tests/vm/kernels.sh 6.1 6.12 7.2 7.2-generic
+
+step "nvme-cli source (Debian's, for the nvme binary with the plugin)"
+MESON_OPTS+=("-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)")
 
 built=0
 step "meson build"
@@ -79,6 +82,19 @@ if [ -n "$summary" ]; then
 	if [ "$rc" -ne 0 ] && [ "$vf" -eq 0 ]; then broken "VM suite (exit $rc)"; fi
 else
 	broken "VM suite (exit $rc, no summary)"
+fi
+
+step "fleet (ansible playbook, promtool)"
+fleet_out=$BUILD/fleet.out
+rc=0
+bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log 2>&1 | tee "$fleet_out" || rc=$?
+summary=$(grep -E '^fleet: [0-9]+ passed, [0-9]+ failed' "$fleet_out" | tail -n 1 || true)
+if [ -n "$summary" ]; then
+	read -r fp ff fs < <(sed -E 's/^fleet: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"$summary")
+	passed=$((passed + fp)) failed=$((failed + ff)) skipped=$((skipped + ${fs:-0}))
+	if [ "$rc" -ne 0 ] && [ "$ff" -eq 0 ]; then broken "fleet (exit $rc)"; fi
+else
+	broken "fleet (exit $rc, no summary)"
 fi
 
 echo

@@ -3,6 +3,9 @@
  * The JSON report: built from a run, serialized, parsed back with json-c
  * and checked field by field (never compared as a string).
  */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -122,5 +125,47 @@ int main(void)
 
 	json_object_put(o);
 	json_object_put(back);
+
+	/* Prometheus text: every sample line in the exposition grammar */
+	{
+		static const char *sample_re =
+			"^[a-zA-Z_:][a-zA-Z0-9_:]*"
+			"(\\{[a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|\\\\.)*\""
+			"(,[a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|\\\\.)*\")*\\})?"
+			" -?[0-9]+$";
+		char *buf = NULL, *line, *save = NULL;
+		size_t len = 0;
+		int samples = 0, bad = 0, typed = 0;
+		regex_t re;
+		FILE *f = open_memstream(&buf, &len);
+
+		ns[0].after = VWC_MODE_WRITE_BACK;	/* drift */
+		strcpy(ctrls[0].hwdb_quirks, "disable_write_zeroes");
+		vwc_report_print(&r, VWC_FMT_PROMETHEUS, f);
+		fclose(f);
+		ok(strstr(buf, "nvme_vwc_namespace_drift{namespace=\"nvme0n1\",controller=\"nvme0\"} 1") != NULL,
+		   "prometheus: drift sample");
+		ok(strstr(buf, "serial=\"VWC0 \\\"quoted\\\"\"") != NULL,
+		   "prometheus: label value escaped");
+		ok(!regcomp(&re, sample_re, REG_EXTENDED | REG_NOSUB),
+		   "sample regex compiles");
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (!strncmp(line, "# TYPE ", 7))
+				typed++;
+			if (line[0] == '#')
+				continue;
+			samples++;
+			if (regexec(&re, line, 0, NULL, 0)) {
+				bad++;
+				printf("# bad sample: %s\n", line);
+			}
+		}
+		ok(samples > 10 && !bad, "prometheus: %d samples, all well formed",
+		   samples);
+		ok(typed >= 12, "prometheus: a TYPE line per family (%d)", typed);
+		regfree(&re);
+		free(buf);
+	}
 	return tap_done();
 }

@@ -44,7 +44,7 @@ table() {
 		t0=$(/usr/bin/date +%s%N)
 		nvme vwc-sync "/dev/$ctrl" >/dev/null 2>&1
 		t1=$(/usr/bin/date +%s%N)
-		echo "BENCH-SYNC-US: $(((t1 - t0) / 1000))"
+		echo "BENCH:   (nvme vwc-sync /dev/$ctrl took $(((t1 - t0) / 1000)) us wall under TCG)"
 		set -- $(job $j "$ns")
 		a_iops=$1 a_lat=$2 a_fl=$3
 		a_mode=$(wc "$ns")

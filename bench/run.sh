@@ -1,0 +1,46 @@
+#!/bin/bash
+# Benchmarks (not tests): boot a guest per benchmark and print its BENCH:
+# lines; with -s, also save them under bench/results/ with the machine,
+# the date, the kernel and the command that made them.
+# Usage: bench/run.sh [-s] [-k KERNEL] [NAME...]
+#   NAME: fsync (seed 000's table), toggle (sidecar reaction, set-cache
+#   window), audit (audit vs shell loop, 16 controllers), flush
+#   (flush-latency). Default: all. Needs a build: run tests/run-all.sh or
+#   meson compile + install into build/destdir first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+save=0 kernel=7.2
+while getopts sk: o; do
+	case $o in
+	s) save=1 ;;
+	k) kernel=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(fsync toggle audit flush)
+DEST=${VWC_DESTDIR:-build/destdir}
+[ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bash tests/vm/kernels.sh "$kernel" >/dev/null
+bash tests/vm/mkinitramfs.sh "$work/initrd.gz" "$DEST" >/dev/null
+for name in "${names[@]}"; do
+	guest=tests/vm/guest/bench-$name.sh
+	[ -f "$guest" ] || { echo "bench: no $guest" >&2; exit 2; }
+	log=$work/$name.log
+	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$kernel" -l "$log" -t 1800 "$guest" | tail -n 1)
+	{
+		echo "# bench/run.sh -k $kernel $name"
+		echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg, kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
+		echo "# run: ${run#VWC-RUN: }"
+		grep -E '^BENCH' "$log" | sed 's/^BENCH[A-Z-]*: //'
+		grep -q 'VWC-TEST: FAIL' "$log" && grep 'VWC-TEST: FAIL' "$log"
+		true
+	} >"$work/$name.txt"
+	cat "$work/$name.txt"
+	[ "$save" = 1 ] && cp "$work/$name.txt" "bench/results/$name.txt"
+done
