@@ -4,7 +4,8 @@
 # the date, the kernel and the command that made them.
 # Usage: bench/run.sh [-s] [-k KERNEL] [NAME...]
 #   NAME: fsync (seed 000's table), toggle (sidecar reaction, set-cache
-#   window), audit (audit vs shell loop, 16 controllers), flush
+#   window), sync (cost of one sync), audit (audit vs shell loop, 16
+#   controllers), flush
 #   (flush-latency). Default: all. Needs a build: run tests/run-all.sh or
 #   meson compile + install into build/destdir first.
 set -euo pipefail
@@ -19,7 +20,7 @@ while getopts sk: o; do
 done
 shift $((OPTIND - 1))
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(fsync toggle audit flush)
+[ ${#names[@]} -gt 0 ] || names=(fsync toggle sync audit flush)
 DEST=${VWC_DESTDIR:-build/destdir}
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
 work=$(mktemp -d)

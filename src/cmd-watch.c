@@ -344,8 +344,6 @@ static void on_inotify(struct watch *w)
 					vwc_info("%s: reset or rescan requested",
 						 c->name);
 					schedule_settle(c);
-					if (c->fd > 0)
-						arm_smart_events(c);
 				}
 			} else {
 				mark_ns_ctrls(w, w->wds[i].name);
@@ -532,6 +530,9 @@ int cmd_watch(int argc, char **argv)
 				if (w.ctrl[i].settle[j] && w.ctrl[i].settle[j] <= t) {
 					w.ctrl[i].settle[j] = 0;
 					w.ctrl[i].dirty = true;
+					/* the kernel rewrites 0Bh when it resets */
+					if (w.ctrl[i].fd > 0)
+						arm_smart_events(&w.ctrl[i]);
 				}
 		if (t >= next_net) {
 			safety_net(&w);

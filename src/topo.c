@@ -196,37 +196,48 @@ static void ns_add_ctrl(struct vwc_ns *ns, int c)
 	ns->ctrl[ns->nr_ctrl++] = c;
 }
 
+/*
+ * A namespace or path node lives in its controller's sysfs directory
+ * (.../nvme/nvme0/nvme0n1, .../nvme/nvme1/nvme0c1n1); a multipath head
+ * lives under its subsystem (.../nvme-subsystem/nvme-subsys0/nvme0n1).
+ */
+static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+{
+	char buf[VWC_PATH_LEN], *slash;
+
+	snprintf(buf, sizeof(buf), "%s", syspath);
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	slash = strrchr(buf, '/');
+	return vwc_topo_find_ctrl(t, slash ? slash + 1 : buf);
+}
+
 static int add_disk(struct vwc_topo *t, struct udev_device *dev)
 {
 	const char *sysname = udev_device_get_sysname(dev);
-	struct udev_device *parent;
+	const char *syspath = udev_device_get_syspath(dev);
 	char ns_name[VWC_NAME_LEN];
 	enum vwc_kind kind;
 	struct vwc_ns *ns;
-	int c = -1;
 
+	/* partitions and anything else are not namespaces */
 	kind = vwc_name_classify(sysname, ns_name, sizeof(ns_name));
 	if (kind != VWC_KIND_NS && kind != VWC_KIND_PATH)
 		return 0;
-	parent = udev_device_get_parent_with_subsystem_devtype(dev, "nvme",
-							       NULL);
-	if (parent)
-		c = vwc_topo_find_ctrl(t, udev_device_get_sysname(parent));
-
 	ns = get_ns(t, ns_name);
 	if (!ns)
 		return -ENOMEM;
 	if (kind == VWC_KIND_PATH) {
 		if (ns->nr_paths < VWC_MAX_PATHS)
 			snprintf(ns->path_syspath[ns->nr_paths++],
-				 VWC_PATH_LEN, "%s",
-				 udev_device_get_syspath(dev));
+				 VWC_PATH_LEN, "%s", syspath);
 	} else {
-		snprintf(ns->syspath, sizeof(ns->syspath), "%s",
-			 udev_device_get_syspath(dev));
+		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
 	}
 	/* a multipath head has no controller parent: its paths do */
-	ns_add_ctrl(ns, c);
+	ns_add_ctrl(ns, parent_ctrl(t, syspath));
 	return 0;
 }
 
@@ -241,10 +252,8 @@ static int scan_subsystem(struct udev *udev, struct vwc_topo *t,
 	if (!e)
 		return -ENOMEM;
 	udev_enumerate_add_match_subsystem(e, subsystem);
-	/* filter by name first: no uevent file read for other devices */
+	/* by name only: no uevent file is read while enumerating */
 	udev_enumerate_add_match_sysname(e, "nvme*");
-	if (!strcmp(subsystem, "block"))
-		udev_enumerate_add_match_property(e, "DEVTYPE", "disk");
 	udev_enumerate_scan_devices(e);
 	udev_list_entry_foreach(entry, udev_enumerate_get_list_entry(e)) {
 		struct udev_device *dev;
