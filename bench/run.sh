@@ -20,7 +20,7 @@ while getopts sk: o; do
 done
 shift $((OPTIND - 1))
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(fsync toggle sync audit flush)
+[ ${#names[@]} -gt 0 ] || names=(fsync toggle sync soak audit flush)
 DEST=${VWC_DESTDIR:-build/destdir}
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
 work=$(mktemp -d)

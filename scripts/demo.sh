@@ -13,6 +13,8 @@ bash scripts/deps.sh >&2
 bash tests/vm/kernels.sh "$KERNEL"
 # shellcheck disable=SC2206 # word splitting intended
 opts=(${VWC_MESON_OPTS:-})
+# the nvme binary with the vwc plugin, built from Debian's nvme-cli source
+opts+=("-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)")
 if [ -f "$BUILD/build.ninja" ]; then
 	meson setup --reconfigure "$BUILD" "${opts[@]}" >/dev/null
 else

@@ -124,6 +124,25 @@ int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg)
 	return r;
 }
 
+int vwc_cmd_start(struct vwc_run *r, const char *cmd,
+		  const struct vwc_opts *o, const struct vwc_config *cfg)
+{
+	int ret;
+
+	if (o->all && o->nr_args) {
+		vwc_err("%s: --all and device names are exclusive", cmd);
+		return VWC_EXIT_USAGE;
+	}
+	ret = vwc_run_init(r, cmd, cfg);
+	if (ret) {
+		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
+		return VWC_EXIT_ERROR;
+	}
+	r->dry_run = o->dry_run;
+	vwc_run_select(r, o->args, o->nr_args);
+	return 0;
+}
+
 /*
  * sync: the heart. Probe, decide, apply, report.
  */
@@ -149,19 +168,11 @@ int cmd_sync(int argc, char **argv)
 		vwc_err("sync: -o prometheus is for 'audit'");
 		return VWC_EXIT_USAGE;
 	}
-	if (o.all && o.nr_args) {
-		vwc_err("sync: --all and device names are exclusive");
-		return VWC_EXIT_USAGE;
-	}
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_run_init(&r, "sync", &cfg);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return VWC_EXIT_ERROR;
-	}
-	r.dry_run = o.dry_run;
-	vwc_run_select(&r, o.args, o.nr_args);
+	ret = vwc_cmd_start(&r, "sync", &o, &cfg);
+	if (ret)
+		return ret;
 	vwc_run_probe(&r);
 	vwc_run_apply(&r);
 	vwc_run_irq_coalesce(&r);

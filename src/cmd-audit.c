@@ -34,13 +34,10 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_run_init(&r, "audit", &cfg);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return VWC_EXIT_ERROR;
-	}
+	ret = vwc_cmd_start(&r, "audit", &o, &cfg);
+	if (ret)
+		return ret;
 	r.dry_run = true;
-	vwc_run_select(&r, o.args, o.nr_args);
 	vwc_run_probe(&r);
 	vwc_run_apply(&r);
 	for (i = 0; i < r.topo.nr_ns; i++) {
@@ -80,12 +77,9 @@ int cmd_quirks(int argc, char **argv)
 		       "nvme is a module with a quirks parameter. 'restore' removes the snippet.\n", vwc_prog);
 		return 0;
 	}
-	ret = vwc_run_init(&r, "quirks", NULL);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return VWC_EXIT_ERROR;
-	}
-	vwc_run_select(&r, o.args, o.nr_args);
+	ret = vwc_cmd_start(&r, "quirks", &o, NULL);
+	if (ret)
+		return ret;
 	ret = vwc_quirks_apply(&r, o.dry_run) ? VWC_EXIT_ERROR :
 						vwc_run_exit_status(&r);
 	vwc_run_free(&r);

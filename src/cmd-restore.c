@@ -45,17 +45,9 @@ int cmd_restore(int argc, char **argv)
 		       "cache is enabled or unknown.\n", vwc_prog);
 		return 0;
 	}
-	if (o.all && o.nr_args) {
-		vwc_err("restore: --all and device names are exclusive");
-		return VWC_EXIT_USAGE;
-	}
-	ret = vwc_run_init(&r, "restore", NULL);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return VWC_EXIT_ERROR;
-	}
-	r.dry_run = o.dry_run;
-	vwc_run_select(&r, o.args, o.nr_args);
+	ret = vwc_cmd_start(&r, "restore", &o, NULL);
+	if (ret)
+		return ret;
 	vwc_run_probe(&r);
 	for (i = 0; i < r.topo.nr_ns; i++) {
 		struct vwc_ns *ns = &r.topo.ns[i];

@@ -65,6 +65,24 @@ int cmd_flush_latency(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_irq_stat(int argc, char **argv);
 
+struct vwc_run;
+
+/**
+ * vwc_cmd_start() - the start of every command that works on devices
+ * @r:		run to initialize (free with vwc_run_free() on success)
+ * @cmd:	command name
+ * @o:		parsed options: --all, devices, --dry-run
+ * @cfg:	configuration, may be NULL
+ *
+ * Rejects --all together with device names, scans the host and selects
+ * the devices named (every one when none is).
+ *
+ * Return: 0, or the exit status the command should return (message
+ * printed).
+ */
+int vwc_cmd_start(struct vwc_run *r, const char *cmd,
+		  const struct vwc_opts *o, const struct vwc_config *cfg);
+
 /**
  * vwc_cli_list() - print the command table
  * @out:	stream

@@ -33,6 +33,27 @@ udevadm settle --timeout=20
 wait_for "hot-add: its namespace goes write through by itself" 10 sh -c "[ \"\$(cat /sys/block/$hpns/queue/write_cache)\" = 'write through' ]"
 info "hot-added $hp ($hpns) WCE=$(get_wce "$hp") write_cache=$(wc "$hpns")"
 
+# the device disappears while the tool runs on it, again and again: every
+# run ends with 0 or 1 (never a crash) and a failure names the device
+: >/tmp/runs
+touch /tmp/looping
+(while [ -e /tmp/looping ]; do
+	nvme-vwc-sync sync "$hp" >/dev/null 2>>/tmp/errs; echo $? >>/tmp/runs
+done) &
+lp=$!
+sleep 1
+host "device_del nvhp"
+hp_gone() { ! ctrl_by_serial VWCHP >/dev/null; }
+wait_for "hot-remove: controller gone" 30 hp_gone
+sleep 1
+rm -f /tmp/looping
+wait $lp
+info "runs around the removal: $(sort /tmp/runs | uniq -c | tr '\n' ' '); errors: $(sort -u /tmp/errs | head -n 3 | tr '\n' '|')"
+check_eq "hot-remove mid-run: every exit status 0 or 1" "$(grep -cv '^[01]$' /tmp/runs)" 0
+grep -q "^1$" /tmp/runs && pass "hot-remove mid-run: runs after removal fail" || fail "hot-remove: failing runs" "$(cat /tmp/runs | tr '\n' ' ')"
+grep -q "$hp" /tmp/errs && pass "hot-remove mid-run: errors name the device" || fail "hot-remove: error names" "$(head -n 3 /tmp/errs)"
+check_eq "hot-remove: other drives untouched" "$(wc "$(ns_of "$off")") $(wc "$(ns_of "$on")")" "write through write back"
+
 # a change event (what a reset or an AEN produces) re-applies too
 set_wc "$(ns_of "$off")" "write back"
 udevadm trigger --action=change "/sys/class/nvme/$off" && udevadm settle --timeout=10
