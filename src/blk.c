@@ -166,7 +166,7 @@ static const char *node_name(const char *syspath)
 }
 
 /* Write every node of @ns that differs; paths before the head. */
-static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode, int *failed_at)
+static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode)
 {
 	int i, r;
 
@@ -182,10 +182,8 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode, int *failed_at)
 			continue;
 		if (!r)
 			r = blk_write(sp, mode);
-		if (r) {
-			*failed_at = i;
+		if (r)
 			return r;
-		}
 		record_change(node_name(sp), cur, mode);
 	}
 	return 0;
@@ -193,7 +191,7 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode, int *failed_at)
 
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 {
-	int r, failed_at = -1;
+	int r;
 
 	ns->decision = d;
 	ns->errmsg[0] = '\0';
@@ -221,18 +219,15 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		return 0;
 	}
 
-	r = write_nodes(ns, d.mode, &failed_at);
+	r = write_nodes(ns, d.mode);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
 		snprintf(ns->errmsg, sizeof(ns->errmsg),
 			 "cannot set %s: %s", vwc_mode_str(d.mode),
 			 strerror(-r));
-		if (d.mode == VWC_MODE_WRITE_THROUGH) {
-			int ignored;
-
-			/* never leave it half-way in the unsafe direction */
-			write_nodes(ns, VWC_MODE_WRITE_BACK, &ignored);
-		}
+		/* never leave it half-way in the unsafe direction */
+		if (d.mode == VWC_MODE_WRITE_THROUGH)
+			write_nodes(ns, VWC_MODE_WRITE_BACK);
 		if (vwc_blk_read(ns->syspath, &ns->after))
 			ns->after = VWC_MODE_NONE;
 		vwc_err("%s: %s", ns->name, ns->errmsg);
