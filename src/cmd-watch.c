@@ -495,7 +495,7 @@ int cmd_watch(int argc, char **argv)
 			{ .fd = sfd, .events = POLLIN },
 		};
 		double t = now_s(), due = next_net;
-		bool dirty = false;
+		bool dirty = false, udev_seen;
 		int timeout, j;
 
 		for (i = 0; i < w.nr_ctrl; i++)
@@ -518,9 +518,12 @@ int cmd_watch(int argc, char **argv)
 		/* let a burst of events coalesce into one evaluation */
 		if (pfd[0].revents & POLLIN || pfd[1].revents & POLLIN)
 			usleep(20000);
+		udev_seen = false;
 		while (poll(pfd, 2, 0) > 0) {
-			if (pfd[0].revents & POLLIN)
+			if (pfd[0].revents & POLLIN) {
 				on_udev(&w, mon);
+				udev_seen = true;
+			}
 			if (pfd[1].revents & POLLIN)
 				on_inotify(&w);
 		}
@@ -541,7 +544,7 @@ int cmd_watch(int argc, char **argv)
 		for (i = 0; i < w.nr_ctrl; i++)
 			dirty |= w.ctrl[i].dirty;
 		/* a hotplugged controller or namespace: rescan finds it */
-		if (dirty || pfd[0].revents & POLLIN)
+		if (dirty || udev_seen)
 			evaluate(&w);
 	}
 out:

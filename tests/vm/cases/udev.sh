@@ -22,6 +22,11 @@ check_eq "coldplug: WCE-on drive write back" "$(wc "$(ns_of "$on")")" "write bac
 check_eq "coldplug: WCE-off drive behind the Intel ID write through" "$(wc "$(ns_of "$intel")")" "write through"
 check_eq "Intel ID seen" "$(cat /sys/class/nvme/$intel/device/vendor):$(cat /sys/class/nvme/$intel/device/device)" "0x8086:0x5845"
 
+# the sidecar runs through the hot add and remove below
+nvme-vwc-sync watch -v -v >/tmp/watch.log 2>&1 &
+wpid=$!
+sleep 1
+
 host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
 sleep 1
 host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0,write-cache=off"
@@ -53,6 +58,12 @@ check_eq "hot-remove mid-run: every exit status 0 or 1" "$(grep -cv '^[01]$' /tm
 grep -q "^1$" /tmp/runs && pass "hot-remove mid-run: runs after removal fail" || fail "hot-remove: failing runs" "$(cat /tmp/runs | tr '\n' ' ')"
 grep -q "$hp" /tmp/errs && pass "hot-remove mid-run: errors name the device" || fail "hot-remove: error names" "$(head -n 3 /tmp/errs)"
 check_eq "hot-remove: other drives untouched" "$(wc "$(ns_of "$off")") $(wc "$(ns_of "$on")")" "write through write back"
+
+wait_for "sidecar: started watching the hot-added controller" 10 grep -q "$hp: watching" /tmp/watch.log
+wait_for "sidecar: noticed it gone" 10 grep -q "$hp: gone" /tmp/watch.log
+check_cmd "sidecar: still running after add and remove" kill -0 "$wpid"
+kill -TERM "$wpid"; wait "$wpid"; rc=$?
+check_eq "sidecar: clean exit after add and remove" "$rc" 0
 
 # a change event (what a reset or an AEN produces) re-applies too
 set_wc "$(ns_of "$off")" "write back"
