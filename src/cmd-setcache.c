@@ -25,7 +25,7 @@ static int set_wce_verified(struct vwc_ctrl *c, bool on)
 	bool now;
 	int fd, r;
 
-	fd = vwc_nvme_open(c->devnode);
+	fd = vwc_ctrl_fd(c);
 	if (fd < 0) {
 		vwc_err("%s: cannot open %s: %s", c->name, c->devnode,
 			strerror(-fd));
@@ -50,7 +50,7 @@ static int set_wce_verified(struct vwc_ctrl *c, bool on)
 		vwc_notice("%s: WCE set to %d (verified)", c->name, on);
 	}
 out:
-	close(fd);
+	vwc_ctrl_fd_put(c, fd);
 	return r;
 }
 

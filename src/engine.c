@@ -145,6 +145,17 @@ static void note(struct vwc_ctrl *c, const char *what, int ret)
 	vwc_warn("%s: %s failed: %s", c->name, what, buf);
 }
 
+int vwc_ctrl_fd(const struct vwc_ctrl *c)
+{
+	return c->held_fd > 0 ? c->held_fd : vwc_nvme_open(c->devnode);
+}
+
+void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd)
+{
+	if (fd >= 0 && fd != c->held_fd)
+		close(fd);
+}
+
 void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 {
 	char mn[41], sn[21], fr[9];
@@ -160,7 +171,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 	c->facts.backup_failed = VWC_TRI_UNKNOWN;
 	c->facts.override = vwc_config_override(r->cfg, c);
 
-	fd = c->held_fd > 0 ? c->held_fd : vwc_nvme_open(c->devnode);
+	fd = vwc_ctrl_fd(c);
 	if (fd < 0) {
 		c->err = fd;
 		snprintf(c->errmsg, sizeof(c->errmsg), "cannot open %s: %s%s",
@@ -196,8 +207,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 			tri(cw & NVME_SMART_CRIT_VOLATILE_MEMORY);
 	}
 close:
-	if (fd != c->held_fd)
-		close(fd);
+	vwc_ctrl_fd_put(c, fd);
 out:
 	c->decision = vwc_policy_decide(&c->facts);
 	vwc_info("%s: vwc=%s wce=%s -> %s (%s)", c->name,
@@ -312,7 +322,7 @@ void vwc_run_irq_coalesce(struct vwc_run *r)
 
 		if (!c->wanted || c->err)
 			continue;
-		fd = c->held_fd > 0 ? c->held_fd : vwc_nvme_open(c->devnode);
+		fd = vwc_ctrl_fd(c);
 		if (fd < 0)
 			continue;
 		ret = vwc_nvme_get_irq_coalesce(fd, &thr, &time);
@@ -342,8 +352,7 @@ void vwc_run_irq_coalesce(struct vwc_run *r)
 					   c->name, c->irqc);
 			}
 		}
-		if (fd != c->held_fd)
-			close(fd);
+		vwc_ctrl_fd_put(c, fd);
 	}
 }
 

@@ -96,6 +96,22 @@ void vwc_run_add_error(struct vwc_run *r, const char *device,
 void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c);
 
 /**
+ * vwc_ctrl_fd() - a descriptor for a controller's admin commands
+ * @c:	controller
+ *
+ * Return: the descriptor the caller holds (c->held_fd), or a new one to
+ * give back with vwc_ctrl_fd_put(); a negative errno on failure.
+ */
+int vwc_ctrl_fd(const struct vwc_ctrl *c);
+
+/**
+ * vwc_ctrl_fd_put() - give back what vwc_ctrl_fd() returned
+ * @c:	controller
+ * @fd:	descriptor; closed unless it is the held one
+ */
+void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd);
+
+/**
  * vwc_run_probe() - probe every controller reaching a selected namespace
  * @r:	run
  */
