@@ -131,13 +131,12 @@ int cmd_set_cache(int argc, char **argv)
 	on = !strcmp(o.args[0], "on");
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_run_init(&r, "set-cache", &cfg);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return VWC_EXIT_ERROR;
-	}
-	r.dry_run = o.dry_run;
-	vwc_run_select(&r, o.args + 1, o.nr_args - 1);
+	/* the devices follow on|off */
+	o.args++;
+	o.nr_args--;
+	ret = vwc_cmd_start(&r, "set-cache", &o, &cfg);
+	if (ret)
+		return ret;
 	/* namespaces named: act on their controllers */
 	for (i = 0; i < r.topo.nr_ns; i++)
 		r.topo.ns[i].wanted = false;
