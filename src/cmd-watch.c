@@ -296,23 +296,33 @@ static void evaluate(struct watch *w)
 	vwc_run_free(&r);
 }
 
-static void mark_ns_ctrls(struct watch *w, const char *ns_name)
+/* Every watched controller reaching @ns needs a re-evaluation. */
+static void mark_ctrls_of(struct watch *w, const struct vwc_topo *t,
+			  const struct vwc_ns *ns)
 {
-	struct vwc_run r;
-	int i, j;
+	int j;
 
-	/* which controllers reach it: the topology knows */
-	if (vwc_run_init(&r, "watch", w->cfg))
-		return;
-	i = vwc_topo_find_ns(&r.topo, ns_name);
-	for (j = 0; i >= 0 && j < r.topo.ns[i].nr_ctrl; j++) {
+	for (j = 0; j < ns->nr_ctrl; j++) {
 		struct watched_ctrl *c =
-			find_ctrl(w, r.topo.ctrls[r.topo.ns[i].ctrl[j]].name);
+			find_ctrl(w, t->ctrls[ns->ctrl[j]].name);
 
 		if (c)
 			c->dirty = true;
 	}
-	vwc_run_free(&r);
+}
+
+static void mark_ns_ctrls(struct watch *w, const char *ns_name)
+{
+	struct vwc_topo t;
+	int i;
+
+	/* which controllers reach it: the topology knows */
+	if (vwc_topo_scan(w->udev, &t))
+		return;
+	i = vwc_topo_find_ns(&t, ns_name);
+	if (i >= 0)
+		mark_ctrls_of(w, &t, &t.ns[i]);
+	vwc_topo_free(&t);
 }
 
 static void on_inotify(struct watch *w)
@@ -395,31 +405,24 @@ static void on_udev(struct watch *w, struct udev_monitor *mon)
 /* The periodic safety net: sysfs compare, and Get Features 06h only. */
 static void safety_net(struct watch *w)
 {
-	struct vwc_run r;
+	struct vwc_topo t;
 	int i;
 
-	if (vwc_run_init(&r, "watch", w->cfg))
+	if (vwc_topo_scan(w->udev, &t))
 		return;
-	for (i = 0; i < r.topo.nr_ns; i++) {
-		struct vwc_ns *tn = &r.topo.ns[i];
+	for (i = 0; i < t.nr_ns; i++) {
+		struct vwc_ns *tn = &t.ns[i];
 		struct watched_ns *n = find_ns(w, tn->name);
 		enum vwc_mode cur;
-		int j;
 
 		if (!n || n->expected == VWC_MODE_NONE ||
 		    vwc_blk_read(tn->syspath, &cur) || cur == n->expected)
 			continue;
 		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
 			 vwc_mode_str(cur), vwc_mode_str(n->expected));
-		for (j = 0; j < tn->nr_ctrl; j++) {
-			struct watched_ctrl *c =
-				find_ctrl(w, r.topo.ctrls[tn->ctrl[j]].name);
-
-			if (c)
-				c->dirty = true;
-		}
+		mark_ctrls_of(w, &t, tn);
 	}
-	vwc_run_free(&r);
+	vwc_topo_free(&t);
 	for (i = 0; i < w->nr_ctrl; i++) {
 		struct watched_ctrl *c = &w->ctrl[i];
 		bool wce;
