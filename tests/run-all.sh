@@ -84,18 +84,28 @@ else
 	broken "VM suite (exit $rc, no summary)"
 fi
 
+# suite NAME CMD...: run a host-side suite whose last count line is
+# "NAME: N passed, N failed" (", N skipped" optional) and add it up. A
+# suite that exits non-zero without a failure in its count, or prints no
+# count, is one failure.
+suite() {
+	local name=$1 out rc=0 summary sp sf ss
+	shift
+	out=$BUILD/$name.out
+	mkdir -p "$BUILD"
+	"$@" 2>&1 | tee "$out" || rc=$?
+	summary=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1 || true)
+	if [ -z "$summary" ]; then
+		broken "$name (exit $rc, no summary)"
+		return 0
+	fi
+	read -r sp sf ss < <(sed -E "s/^$name: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/" <<<"$summary")
+	passed=$((passed + sp)) failed=$((failed + sf)) skipped=$((skipped + ${ss:-0}))
+	if [ "$rc" -ne 0 ] && [ "$sf" -eq 0 ]; then broken "$name (exit $rc)"; fi
+}
+
 step "fleet (ansible playbook, promtool)"
-fleet_out=$BUILD/fleet.out
-rc=0
-bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log 2>&1 | tee "$fleet_out" || rc=$?
-summary=$(grep -E '^fleet: [0-9]+ passed, [0-9]+ failed' "$fleet_out" | tail -n 1 || true)
-if [ -n "$summary" ]; then
-	read -r fp ff fs < <(sed -E 's/^fleet: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/' <<<"$summary")
-	passed=$((passed + fp)) failed=$((failed + ff)) skipped=$((skipped + ${fs:-0}))
-	if [ "$rc" -ne 0 ] && [ "$ff" -eq 0 ]; then broken "fleet (exit $rc)"; fi
-else
-	broken "fleet (exit $rc, no summary)"
-fi
+suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log
 
 echo
 total="$passed passed, $failed failed"
