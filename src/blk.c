@@ -111,7 +111,7 @@ static int record_load(const char *name, enum vwc_mode *orig,
 	return 0;
 }
 
-static int mkdir_p(const char *dir)
+int vwc_mkdir_p(const char *dir)
 {
 	char tmp[512], *p;
 
@@ -143,7 +143,7 @@ static void record_change(const char *name, enum vwc_mode before,
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/changed", vwc_rundir());
-	r = mkdir_p(dir);
+	r = vwc_mkdir_p(dir);
 	if (!r) {
 		record_path(name, path, sizeof(path));
 		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -242,6 +242,25 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 			   vwc_reason_str(d.reason));
 	}
 	return 0;
+}
+
+int vwc_blk_hold(const char *name, enum vwc_hold_op op)
+{
+	char dir[512], path[600];
+	int r;
+
+	snprintf(dir, sizeof(dir), "%s/restored", vwc_rundir());
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	switch (op) {
+	case VWC_HOLD_TEST:
+		return access(path, F_OK) ? 0 : 1;
+	case VWC_HOLD_CLEAR:
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	case VWC_HOLD_SET:
+		r = vwc_mkdir_p(dir);
+		return r ? r : write_small(path, "", O_CREAT | O_TRUNC);
+	}
+	return -EINVAL;
 }
 
 int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,

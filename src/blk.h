@@ -59,10 +59,32 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 		    bool allow_wt, char *msg, size_t len);
 
 /**
+ * vwc_blk_hold() - mark, unmark or test "handed back to the kernel"
+ * @name:	namespace block name
+ * @op:		VWC_HOLD_SET (restore), VWC_HOLD_CLEAR (an explicit sync),
+ *		VWC_HOLD_TEST
+ *
+ * The marks live in <rundir>/restored/ and are forgotten at reboot.
+ *
+ * Return: for VWC_HOLD_TEST 1 if marked, 0 if not; otherwise 0 or a
+ * negative errno.
+ */
+enum vwc_hold_op { VWC_HOLD_TEST, VWC_HOLD_SET, VWC_HOLD_CLEAR };
+int vwc_blk_hold(const char *name, enum vwc_hold_op op);
+
+/**
  * vwc_rundir() - where records live (NVME_VWC_SYNC_RUNDIR overrides)
  *
  * Return: a path.
  */
 const char *vwc_rundir(void);
+
+/**
+ * vwc_mkdir_p() - create a directory and its parents (mode 0755)
+ * @dir:	path
+ *
+ * Return: 0 (also if it exists) or a negative errno.
+ */
+int vwc_mkdir_p(const char *dir);
 
 #endif

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "lock.h"
 #include "log.h"
 #include "report.h"
 #include "verbs.h"
@@ -38,6 +39,7 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "keep-restored", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -94,6 +96,9 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 				return -EINVAL;
 			}
 			break;
+		case 'K':
+			o->keep_restored = true;
+			break;
 		case 'h':
 			o->help = true;
 			return 0;
@@ -139,7 +144,50 @@ int vwc_cmd_start(struct vwc_run *r, const char *cmd,
 		return VWC_EXIT_ERROR;
 	}
 	r->dry_run = o->dry_run;
+	r->keep_restored = o->keep_restored;
 	vwc_run_select(r, o->args, o->nr_args);
+	return 0;
+}
+
+int vwc_cmd_start_locked(struct vwc_run *r, const char *cmd,
+			 const struct vwc_opts *o,
+			 const struct vwc_config *cfg)
+{
+	int ret, i, pid;
+
+	if (o->all && o->nr_args) {
+		vwc_err("%s: --all and device names are exclusive", cmd);
+		return VWC_EXIT_USAGE;
+	}
+	if (o->dry_run)		/* writes nothing */
+		return vwc_cmd_start(r, cmd, o, cfg);
+	ret = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+	if (ret) {
+		char why[160];
+
+		pid = vwc_lock_holder();
+		if (ret == -ETIMEDOUT)
+			snprintf(why, sizeof(why),
+				 "held by another process (pid %d) for %d s",
+				 pid, VWC_LOCK_TIMEOUT_MS / 1000);
+		else
+			snprintf(why, sizeof(why), "%s%s", strerror(-ret),
+				 ret == -EACCES || ret == -EPERM ||
+				 ret == -EROFS ? " (must be root)" : "");
+		for (i = 0; i < o->nr_args; i++)
+			vwc_err("%s: cannot take the writers' lock %s: %s; nothing changed",
+				o->args[i], vwc_lock_path(), why);
+		if (!o->nr_args)
+			vwc_err("%s: cannot take the writers' lock %s: %s; nothing changed",
+				cmd, vwc_lock_path(), why);
+		return VWC_EXIT_ERROR;
+	}
+	ret = vwc_cmd_start(r, cmd, o, cfg);
+	if (ret) {
+		vwc_lock_release();
+		return ret;
+	}
+	r->locked = true;
 	return 0;
 }
 
@@ -170,7 +218,7 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_cmd_start(&r, "sync", &o, &cfg);
+	ret = vwc_cmd_start_locked(&r, "sync", &o, &cfg);
 	if (ret)
 		return ret;
 	vwc_run_probe(&r);

@@ -42,10 +42,12 @@ int cmd_restore(int argc, char **argv)
 		       "(the kernel's own choice), and remove the files it wrote (modprobe.d\n"
 		       "snippet). A value changed by someone else since is left alone and\n"
 		       "reported. Write through is never restored on a controller whose\n"
-		       "cache is enabled or unknown.\n", vwc_prog);
+		       "cache is enabled or unknown. Until the next explicit 'sync', the\n"
+		       "sidecar and udev's runs leave restored namespaces to the kernel\n"
+		       "(they still switch them to write back when a cache turns on).\n", vwc_prog);
 		return 0;
 	}
-	ret = vwc_cmd_start(&r, "restore", &o, NULL);
+	ret = vwc_cmd_start_locked(&r, "restore", &o, NULL);
 	if (ret)
 		return ret;
 	vwc_run_probe(&r);
@@ -57,6 +59,10 @@ int cmd_restore(int argc, char **argv)
 			continue;
 		allow_wt = vwc_ns_decision(&r, ns).mode ==
 			   VWC_MODE_WRITE_THROUGH;
+		/* the sidecar and udev's runs leave it to the kernel now */
+		if (!o.dry_run && vwc_blk_hold(ns->name, VWC_HOLD_SET))
+			vwc_warn("%s: cannot mark it restored under %s: the sidecar may sync it again",
+				 ns->name, vwc_rundir());
 		for (j = 0; j < ns->nr_paths; j++)
 			if (restore_node(ns->path_syspath[j], o.dry_run,
 					 allow_wt, o.quiet))

@@ -12,6 +12,7 @@
 #include "blk.h"
 #include "config.h"
 #include "engine.h"
+#include "lock.h"
 #include "log.h"
 #include "nvme-io.h"
 #include "quirks.h"
@@ -43,6 +44,8 @@ void vwc_run_free(struct vwc_run *r)
 	free(r->errs);
 	if (r->udev)
 		udev_unref(r->udev);
+	if (r->locked)
+		vwc_lock_release();
 	memset(r, 0, sizeof(*r));
 }
 
@@ -235,12 +238,21 @@ void vwc_run_probe(struct vwc_run *r)
 struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 				    const struct vwc_ns *ns)
 {
-	struct vwc_facts facts[VWC_MAX_PATHS];
+	struct vwc_facts one = { 0 }, *facts = &one;
+	struct vwc_decision d;
 	int i;
 
+	if (ns->nr_ctrl > 1) {
+		facts = calloc(ns->nr_ctrl, sizeof(*facts));
+		if (!facts)	/* nothing known: the policy says write back */
+			return vwc_policy_decide_shared(NULL, 0);
+	}
 	for (i = 0; i < ns->nr_ctrl; i++)
 		facts[i] = r->topo.ctrls[ns->ctrl[i]].facts;
-	return vwc_policy_decide_shared(facts, ns->nr_ctrl);
+	d = vwc_policy_decide_shared(facts, ns->nr_ctrl);
+	if (facts != &one)
+		free(facts);
+	return d;
 }
 
 /* Re-read WCE of controllers whose namespaces just went write-through. */
@@ -296,9 +308,18 @@ int vwc_run_apply(struct vwc_run *r)
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 
+		struct vwc_decision d;
+
 		if (!ns->wanted)
 			continue;
-		if (vwc_blk_apply(ns, vwc_ns_decision(r, ns), r->dry_run))
+		d = vwc_ns_decision(r, ns);
+		if (r->keep_restored) {
+			if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+				d = vwc_policy_restored(d);
+		} else if (!r->dry_run) {
+			vwc_blk_hold(ns->name, VWC_HOLD_CLEAR);
+		}
+		if (vwc_blk_apply(ns, d, r->dry_run))
 			failed++;
 	}
 	if (!r->dry_run)

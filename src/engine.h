@@ -37,6 +37,9 @@ struct vwc_run {
 	struct vwc_arg_error *errs;
 	int nr_errs;
 	int nr_failed;		/* namespaces or controllers that failed */
+	bool locked;		/* holds the writers' lock (lock.h) */
+	bool keep_restored;	/* never write-through on what restore
+				 * handed back; else clear those marks */
 };
 
 /**

@@ -124,8 +124,17 @@ const char *vwc_reason_str(enum vwc_reason reason)
 		return "volatile write cache enabled on a controller sharing the namespace";
 	case VWC_REASON_NO_CONTROLLER:
 		return "no controller reachable";
+	case VWC_REASON_RESTORED:
+		return "handed back to the kernel by restore (until the next sync)";
 	}
 	return "?";
+}
+
+struct vwc_decision vwc_policy_restored(struct vwc_decision d)
+{
+	if (d.mode == VWC_MODE_WRITE_BACK)
+		return d;
+	return decision(VWC_MODE_NONE, VWC_REASON_RESTORED);
 }
 
 const char *vwc_tri_wce_str(enum vwc_tri wce)

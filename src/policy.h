@@ -71,6 +71,7 @@ enum vwc_reason {
 	VWC_REASON_WCE_ENABLED,
 	VWC_REASON_SHARED_ENABLED,
 	VWC_REASON_NO_CONTROLLER,
+	VWC_REASON_RESTORED,
 };
 
 /**
@@ -104,6 +105,16 @@ struct vwc_decision vwc_policy_decide(const struct vwc_facts *f);
  */
 struct vwc_decision vwc_policy_decide_shared(const struct vwc_facts *facts,
 					     int n);
+
+/**
+ * vwc_policy_restored() - the rule for a namespace "restore" handed back
+ *			   to the kernel, until the next explicit sync
+ * @d:	the decision from the controllers' facts
+ *
+ * Return: @d when it is write-back (the safe direction is always taken);
+ * otherwise "leave as it is" (VWC_MODE_NONE, VWC_REASON_RESTORED).
+ */
+struct vwc_decision vwc_policy_restored(struct vwc_decision d);
 
 /**
  * vwc_mode_str() - the sysfs spelling of a mode

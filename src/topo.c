@@ -189,11 +189,40 @@ static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
 	return &arr[t->nr_ns++];
 }
 
-static void ns_add_ctrl(struct vwc_ns *ns, int c)
+/* No limit on paths: what the host has, the decision sees. */
+static int ns_add_ctrl(struct vwc_ns *ns, int c)
 {
-	if (c < 0 || vwc_ns_has_ctrl(ns, c) || ns->nr_ctrl >= VWC_MAX_PATHS)
-		return;
+	int *arr;
+
+	if (c < 0 || vwc_ns_has_ctrl(ns, c))
+		return 0;
+	arr = realloc(ns->ctrl, (ns->nr_ctrl + 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	ns->ctrl = arr;
 	ns->ctrl[ns->nr_ctrl++] = c;
+	return 0;
+}
+
+static int ns_add_path(struct vwc_ns *ns, const char *syspath)
+{
+	char (*arr)[VWC_PATH_LEN];
+
+	arr = realloc(ns->path_syspath, (ns->nr_paths + 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	ns->path_syspath = arr;
+	snprintf(arr[ns->nr_paths++], VWC_PATH_LEN, "%s", syspath);
+	return 0;
+}
+
+static void ns_free(struct vwc_ns *ns)
+{
+	free(ns->ctrl);
+	free(ns->path_syspath);
+	ns->ctrl = NULL;
+	ns->path_syspath = NULL;
+	ns->nr_ctrl = ns->nr_paths = 0;
 }
 
 /*
@@ -230,15 +259,13 @@ static int add_disk(struct vwc_topo *t, struct udev_device *dev)
 	if (!ns)
 		return -ENOMEM;
 	if (kind == VWC_KIND_PATH) {
-		if (ns->nr_paths < VWC_MAX_PATHS)
-			snprintf(ns->path_syspath[ns->nr_paths++],
-				 VWC_PATH_LEN, "%s", syspath);
+		if (ns_add_path(ns, syspath))
+			return -ENOMEM;
 	} else {
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
 	}
 	/* a multipath head has no controller parent: its paths do */
-	ns_add_ctrl(ns, parent_ctrl(t, syspath));
-	return 0;
+	return ns_add_ctrl(ns, parent_ctrl(t, syspath));
 }
 
 static int scan_subsystem(struct udev *udev, struct vwc_topo *t,
@@ -299,6 +326,7 @@ int vwc_topo_scan(struct udev *udev, struct vwc_topo *t)
 	/* drop path nodes whose head is gone (being removed) */
 	for (i = 0; i < t->nr_ns; i++) {
 		if (!t->ns[i].syspath[0]) {
+			ns_free(&t->ns[i]);
 			t->ns[i] = t->ns[--t->nr_ns];
 			i--;
 		}
@@ -312,6 +340,10 @@ fail:
 
 void vwc_topo_free(struct vwc_topo *t)
 {
+	int i;
+
+	for (i = 0; i < t->nr_ns; i++)
+		ns_free(&t->ns[i]);
 	free(t->ctrls);
 	free(t->ns);
 	memset(t, 0, sizeof(*t));

@@ -21,7 +21,6 @@ struct udev;
 
 #define VWC_NAME_LEN	32
 #define VWC_PATH_LEN	256
-#define VWC_MAX_PATHS	16
 
 /** enum vwc_kind - what a kernel device name designates */
 enum vwc_kind {
@@ -80,9 +79,9 @@ struct vwc_ctrl {
 struct vwc_ns {
 	char name[VWC_NAME_LEN];
 	char syspath[VWC_PATH_LEN];
-	int ctrl[VWC_MAX_PATHS];	/* indices into vwc_topo.ctrls */
+	int *ctrl;			/* indices into vwc_topo.ctrls */
 	int nr_ctrl;
-	char path_syspath[VWC_MAX_PATHS][VWC_PATH_LEN];	/* hidden paths */
+	char (*path_syspath)[VWC_PATH_LEN];	/* hidden multipath paths */
 	int nr_paths;
 
 	bool wanted;

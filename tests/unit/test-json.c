@@ -38,6 +38,8 @@ int main(void)
 	struct json_object *o, *back, *a, *c0, *c1, *n0, *v;
 	const char *text;
 
+	static int ctrl0;	/* index of nvme0 */
+
 	memset(&r, 0, sizeof(r));
 	memset(ctrls, 0, sizeof(ctrls));
 	memset(ns, 0, sizeof(ns));
@@ -66,7 +68,7 @@ int main(void)
 
 	strcpy(ns[0].name, "nvme0n1");
 	ns[0].wanted = true;
-	ns[0].ctrl[0] = 0;
+	ns[0].ctrl = &ctrl0;
 	ns[0].nr_ctrl = 1;
 	ns[0].before = VWC_MODE_WRITE_BACK;
 	ns[0].after = VWC_MODE_WRITE_THROUGH;

@@ -84,6 +84,23 @@ int main(void)
 		   "shared: single controller = its own decision");
 	}
 
+	/* restore handed it back: only the safe direction is still taken */
+	{
+		struct vwc_decision wt = { WT, VWC_REASON_WCE_DISABLED };
+		struct vwc_decision wb = { WB, VWC_REASON_WCE_ENABLED };
+		struct vwc_decision none = { VWC_MODE_NONE, VWC_REASON_IGNORED };
+		struct vwc_decision d;
+
+		d = vwc_policy_restored(wt);
+		ok(d.mode == VWC_MODE_NONE && d.reason == VWC_REASON_RESTORED,
+		   "restored: write through is not applied");
+		d = vwc_policy_restored(wb);
+		ok(d.mode == WB && d.reason == VWC_REASON_WCE_ENABLED,
+		   "restored: write back still is");
+		d = vwc_policy_restored(none);
+		ok(d.mode == VWC_MODE_NONE, "restored: ignored stays untouched");
+	}
+
 	ok(!vwc_mode_parse("write back\n", &m) && m == WB, "parse 'write back'");
 	ok(!vwc_mode_parse("write through\n", &m) && m == WT,
 	   "parse 'write through'");
