@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /**
- * DOC: log.h - messages to stderr (the journal, under udev and systemd)
+ * DOC: log.h - messages to stderr (the journal, under systemd); run by
+ * systemd-udevd (ACTION, DEVPATH and SEQNUM in the environment) they also go
+ * to syslog(3), and NOTICE lines (a mode changed, and why) are always kept.
  */
 #ifndef VWC_LOG_H
 #define VWC_LOG_H
