@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libnvme 1.x edge. Every libnvme call of the project is in this file.
+ * The libnvme edge: field decoding and encoding for the commands the
+ * project sends. The commands themselves go through the one backend meson
+ * configured (nvme-io-libnvme1.c or nvme-io-libnvme3.c, see
+ * nvme-io-backend.h); nothing outside these files knows which.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,17 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libnvme.h>
-
 #include "nvme-io.h"
+#include "nvme-io-backend.h"
 
-/* libnvme: > 0 NVMe status, -1 with errno. Ours: > 0 status, -errno. */
-static int nvme_ret(int r)
-{
-	if (r < 0)
-		return errno ? -errno : -EIO;
-	return r;
-}
+_Static_assert(VWC_NVME_CTRL_VWC_PRESENT == NVME_CTRL_VWC_PRESENT,
+	       "Identify VWC present bit");
+_Static_assert(VWC_NVME_SMART_CW_VOLATILE_MEMORY ==
+	       NVME_SMART_CRIT_VOLATILE_MEMORY, "SMART volatile memory bit");
 
 int vwc_nvme_open(const char *devnode)
 {
@@ -42,8 +41,7 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
 	int r;
 
 	memset(&id, 0, sizeof(id));
-	errno = 0;
-	r = nvme_ret(nvme_identify_ctrl(fd, &id));
+	r = vwc_io_identify_ctrl(fd, &id);
 	if (r)
 		return r;
 	*vwc = id.vwc;
@@ -53,44 +51,10 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
 	return 0;
 }
 
-static int get_feature(int fd, __u8 fid, __u32 *result)
-{
-	struct nvme_get_features_args args = {
-		.args_size = sizeof(args),
-		.fd = fd,
-		.timeout = VWC_ADMIN_TIMEOUT_MS,
-		.nsid = 0,
-		.sel = NVME_GET_FEATURES_SEL_CURRENT,
-		.fid = fid,
-		.result = result,
-	};
-
-	errno = 0;
-	return nvme_ret(nvme_get_features(&args));
-}
-
-static int set_feature(int fd, __u8 fid, __u32 cdw11)
-{
-	__u32 result = 0;
-	struct nvme_set_features_args args = {
-		.args_size = sizeof(args),
-		.fd = fd,
-		.timeout = VWC_ADMIN_TIMEOUT_MS,
-		.nsid = 0,
-		.cdw11 = cdw11,
-		.save = false,
-		.fid = fid,
-		.result = &result,
-	};
-
-	errno = 0;
-	return nvme_ret(nvme_set_features(&args));
-}
-
 int vwc_nvme_get_wce(int fd, bool *wce)
 {
 	__u32 result = 0;
-	int r = get_feature(fd, NVME_FEAT_FID_VOLATILE_WC, &result);
+	int r = vwc_io_get_features(fd, NVME_FEAT_FID_VOLATILE_WC, &result);
 
 	if (!r)
 		*wce = NVME_FEAT_VWC_WCE(result);
@@ -99,8 +63,8 @@ int vwc_nvme_get_wce(int fd, bool *wce)
 
 int vwc_nvme_set_wce(int fd, bool wce)
 {
-	return set_feature(fd, NVME_FEAT_FID_VOLATILE_WC,
-			   NVME_SET(wce ? 1 : 0, FEAT_VWC_WCE));
+	return vwc_io_set_features(fd, NVME_FEAT_FID_VOLATILE_WC,
+				   NVME_SET(wce ? 1 : 0, FEAT_VWC_WCE));
 }
 
 int vwc_nvme_smart_warning(int fd, uint8_t *cw)
@@ -109,8 +73,7 @@ int vwc_nvme_smart_warning(int fd, uint8_t *cw)
 	int r;
 
 	memset(&log, 0, sizeof(log));
-	errno = 0;
-	r = nvme_ret(nvme_get_log_smart(fd, NVME_NSID_ALL, false, &log));
+	r = vwc_io_get_log_smart(fd, &log);
 	if (!r)
 		*cw = log.critical_warning;
 	return r;
@@ -118,24 +81,23 @@ int vwc_nvme_smart_warning(int fd, uint8_t *cw)
 
 int vwc_nvme_get_aec(int fd, uint32_t *aec)
 {
-	return get_feature(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
+	return vwc_io_get_features(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
 }
 
 int vwc_nvme_set_aec(int fd, uint32_t aec)
 {
-	return set_feature(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
+	return vwc_io_set_features(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
 }
 
 int vwc_nvme_flush(int fd, uint32_t nsid)
 {
-	errno = 0;
-	return nvme_ret(nvme_flush(fd, nsid));
+	return vwc_io_flush(fd, nsid);
 }
 
 int vwc_nvme_get_irq_coalesce(int fd, uint8_t *thr, uint8_t *time)
 {
 	__u32 result = 0;
-	int r = get_feature(fd, NVME_FEAT_FID_IRQ_COALESCE, &result);
+	int r = vwc_io_get_features(fd, NVME_FEAT_FID_IRQ_COALESCE, &result);
 
 	if (!r) {
 		*thr = NVME_GET(result, FEAT_IRQC_THR);
@@ -146,22 +108,21 @@ int vwc_nvme_get_irq_coalesce(int fd, uint8_t *thr, uint8_t *time)
 
 int vwc_nvme_set_irq_coalesce(int fd, uint8_t thr, uint8_t time)
 {
-	return set_feature(fd, NVME_FEAT_FID_IRQ_COALESCE,
-			   NVME_SET(thr, FEAT_IRQC_THR) |
-			   NVME_SET(time, FEAT_IRQC_TIME));
+	return vwc_io_set_features(fd, NVME_FEAT_FID_IRQ_COALESCE,
+				   NVME_SET(thr, FEAT_IRQC_THR) |
+				   NVME_SET(time, FEAT_IRQC_TIME));
 }
 
 int vwc_nvme_nsid(int fd, uint32_t *nsid)
 {
-	errno = 0;
-	return nvme_ret(nvme_get_nsid(fd, nsid));
+	return vwc_io_get_nsid(fd, nsid);
 }
 
 const char *vwc_nvme_strerror(int r, char *buf, size_t len)
 {
 	if (r > 0)
 		snprintf(buf, len, "NVMe status 0x%x: %s", r,
-			 nvme_status_to_string(r, false));
+			 vwc_io_status_string(r));
 	else
 		snprintf(buf, len, "%s", strerror(-r));
 	return buf;

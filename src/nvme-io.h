@@ -2,11 +2,13 @@
 /**
  * DOC: nvme-io.h - the only place that talks to libnvme
  *
- * Thin wrappers over the libnvme 1.x admin commands the project sends, so
- * that a move to libnvme's 2.x/3.x transport-handle API touches this file
- * only. One return convention for the rest of the code: 0 on success, a
- * negative errno when the command could not be sent (or timed out), and a
- * positive NVMe status when the controller answered with an error.
+ * Thin wrappers over the admin commands the project sends, over libnvme
+ * 1.x or libnvme3 (chosen when meson configures, see nvme-io-backend.h);
+ * callers cannot tell which, and need no libnvme header: the register bits
+ * they read are defined here. One return convention for the rest of the
+ * code: 0 on success, a negative errno when the command could not be sent
+ * (or timed out), and a positive NVMe status when the controller answered
+ * with an error.
  */
 #ifndef VWC_NVME_IO_H
 #define VWC_NVME_IO_H
@@ -17,6 +19,11 @@
 
 /* Admin commands sent from udev must not block it: bound each one. */
 #define VWC_ADMIN_TIMEOUT_MS	5000
+
+/* Identify Controller VWC byte, bit 0: a volatile write cache is present. */
+#define VWC_NVME_CTRL_VWC_PRESENT		0x01
+/* SMART critical warning bit 4: volatile memory backup device failed. */
+#define VWC_NVME_SMART_CW_VOLATILE_MEMORY	0x10
 
 /**
  * vwc_nvme_open() - open an NVMe character or block device node
