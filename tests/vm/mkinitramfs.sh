@@ -6,9 +6,10 @@
 # else Debian's), fio, systemd-udevd + udevadm with the host's udev rules and a
 # compiled hwdb, DESTDIR, the shared libraries of every ELF file (ldd), an
 # ld.so.cache, coreutils dd and date, tests/vm/guest/* in /vwc/guest and tests/vm/cases/* in
-# /vwc/cases, and /init. The host part (everything but DESTDIR and the test
-# files) is cached in $VWC_CACHE_DIR/initramfs/, keyed by the package versions
-# and this script.
+# /vwc/cases, the test tools tests/vm/tools/*.c (static) in /usr/local/bin,
+# and /init. The host part (everything but DESTDIR and the test files) is
+# cached in $VWC_CACHE_DIR/initramfs/, keyed by the package versions and
+# this script.
 set -euo pipefail
 
 OUT=${1:?usage: mkinitramfs.sh OUT.cpio.gz [DESTDIR]}
@@ -172,6 +173,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
 cp -a "$base" "$root"
+
+# Test tools (tests/vm/tools/*.c: wc-sampler, wce-toggle ...), static, into
+# /usr/local/bin; cached by their sources and the compiler.
+tkey=$({ cat "$HERE"/tools/*.c; gcc --version | head -n 1; } | sha256sum | cut -c1-16)
+tools="$CACHE/tools-$tkey"
+if [ ! -d "$tools" ]; then
+	ttmp=$(mktemp -d "$CACHE/tools.XXXXXX")
+	for f in "$HERE"/tools/*.c; do
+		gcc -O2 -Wall -static -o "$ttmp/$(basename "$f" .c)" "$f"
+	done
+	mv -T "$ttmp" "$tools" 2>/dev/null || rm -rf "$ttmp"
+fi
+mkdir -p "$root/usr/local/bin"
+cp -a "$tools"/. "$root/usr/local/bin/"
 
 if [ -n "$DESTDIR_IN" ]; then
 	[ -d "$DESTDIR_IN" ] || { log "DESTDIR $DESTDIR_IN is not a directory"; exit 1; }

@@ -7,6 +7,8 @@
 #   VWC_CASES     only these cases: names or globs (e.g. "kernel-facts multi*")
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
+# A case with a "# manual: REASON" line runs only when VWC_CASES names it
+# (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
 # total time of each guest, and last "vm: N passed, N failed, N skipped".
 # Exit status 1 when anything failed.
@@ -44,6 +46,7 @@ declare -A tags=()
 for f in "$HERE"/cases/*.sh; do
 	name=$(basename "$f" .sh)
 	selected "$name" || continue
+	[ -n "${VWC_CASES:-}" ] || ! grep -q '^# manual:' "$f" || continue
 	for k in $(kernels_of "$f"); do
 		runs+=("$k $f")
 		tags[$k]=1

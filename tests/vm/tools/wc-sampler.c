@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * wc-sampler: read /sys/block/NS/queue/write_cache every millisecond from C
+ * (one open descriptor, pread at offset 0), so timings carry no shell
+ * overhead. A test tool for the VM guests.
+ *
+ * Usage:
+ *   wc-sampler run -n NS -e MODE [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]
+ *     Run CMD (fork/exec). From the moment it exits, sample write_cache until
+ *     it reads MODE ("back" or "through", or the full "write back"), at most
+ *     TIMEOUT_MS (default 5000). Prints one line:
+ *       WCS run ns=NS rc=RC expect=back ms=12.345 samples=13 timeout=0
+ *     ms is the time from CMD's exit to the first sample reading MODE (0 when
+ *     it already read MODE); rc is CMD's exit status (128+N for signal N).
+ *     -q sends CMD's stdout and stderr to /dev/null.
+ *   wc-sampler sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]
+ *     Sample write_cache for DURATION_MS (default 400). With -c, whenever a
+ *     sample reads write through, Get Features 06h is sent to the controller
+ *     (ioctl on a descriptor opened once) and write_cache is read again: the
+ *     sample is "unsafe" when both reads say write through and WCE=1 in
+ *     between. Prints:
+ *       WCS sample ns=NS ms=400 samples=400 wb=395 wt=5 unsafe=0 wce_start=1
+ *           wce_end=1 first_wt_ms=0.000 last_wt_ms=4.020
+ *     (one line; wce_* are -1 without -c or when Get Features failed).
+ * Exit status: 0 done (the figures say what happened), 1 timeout (run) or
+ * unsafe samples (sample), 2 usage or setup error.
+ *
+ * The controller's descriptor is opened once and closed at exit: a sidecar
+ * watching close events sees one close after the sampling, none during it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nvme_ioctl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum wc_state { WC_ERR = -1, WC_THROUGH = 0, WC_BACK = 1 };
+
+static const char *prog = "wc-sampler";
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/**
+ * read_wc() - read write_cache through an open descriptor
+ * @fd: descriptor of /sys/block/NS/queue/write_cache
+ *
+ * Return: WC_BACK, WC_THROUGH, or WC_ERR on a read error or unknown text.
+ */
+static enum wc_state read_wc(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return WC_ERR;
+	buf[n] = '\0';
+	if (!strncmp(buf, "write back", 10))
+		return WC_BACK;
+	if (!strncmp(buf, "write through", 13))
+		return WC_THROUGH;
+	return WC_ERR;
+}
+
+/**
+ * get_wce() - Get Features 06h (Volatile Write Cache), current value
+ * @fd: descriptor of /dev/nvmeX, or -1
+ *
+ * Return: 0 or 1, or -1 when @fd is -1 or the command failed.
+ */
+static int get_wce(int fd)
+{
+	struct nvme_admin_cmd cmd = {
+		.opcode = 0x0a,		/* Get Features */
+		.cdw10 = 0x06,		/* FID 06h, SEL 0: current */
+	};
+
+	if (fd < 0 || ioctl(fd, NVME_IOCTL_ADMIN_CMD, &cmd) != 0)
+		return -1;
+	return cmd.result & 1;
+}
+
+static int open_wc(const char *ns)
+{
+	char path[256];
+	int fd;
+
+	if (!strncmp(ns, "/dev/", 5))
+		ns += 5;
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/write_cache", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+	return fd;
+}
+
+/* sleep until @start + @k * @period_us (absolute: no drift) */
+static void tick(const struct timespec *start, long k, long period_us)
+{
+	struct timespec t = *start;
+	long long ns = t.tv_nsec + (long long)k * period_us * 1000;
+
+	t.tv_sec += ns / 1000000000;
+	t.tv_nsec = ns % 1000000000;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
+}
+
+static int parse_mode(const char *s)
+{
+	if (!strcmp(s, "back") || !strcmp(s, "write back"))
+		return WC_BACK;
+	if (!strcmp(s, "through") || !strcmp(s, "write through"))
+		return WC_THROUGH;
+	return WC_ERR;
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: %s run -n NS -e back|through [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]\n"
+		"       %s sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]\n",
+		prog, prog);
+	return 2;
+}
+
+static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
+		  bool quiet, char **argv)
+{
+	struct timespec start;
+	double t0, t;
+	long k = 0, samples = 0;
+	int fd, status, rc, s;
+	pid_t pid;
+
+	fd = open_wc(ns);
+	if (fd < 0)
+		return 2;
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+		return 2;
+	}
+	if (pid == 0) {
+		if (quiet) {
+			int nul = open("/dev/null", O_WRONLY);
+
+			if (nul >= 0) {
+				dup2(nul, 1);
+				dup2(nul, 2);
+			}
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
+			return 2;
+		}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	for (;;) {
+		s = read_wc(fd);
+		t = now_ms() - t0;
+		samples++;
+		if (s == expect) {
+			printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0\n",
+			       ns, rc, expect == WC_BACK ? "back" : "through",
+			       samples == 1 ? 0.0 : t, samples);
+			return 0;
+		}
+		if (t >= timeout_ms)
+			break;
+		tick(&start, ++k, period_us);
+	}
+	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 last=%s\n",
+	       ns, rc, expect == WC_BACK ? "back" : "through", t, samples,
+	       s == WC_BACK ? "back" : s == WC_THROUGH ? "through" : "error");
+	return 1;
+}
+
+static int do_sample(const char *ns, long duration_ms, const char *ctrl,
+		     long period_us)
+{
+	long samples = 0, wb = 0, wt = 0, err = 0, unsafe = 0, k = 0;
+	double t0, t, first_wt = -1, last_wt = -1;
+	struct timespec start;
+	int fd, cfd = -1, s, wce_start, wce_end;
+
+	fd = open_wc(ns);
+	if (fd < 0)
+		return 2;
+	if (ctrl) {
+		cfd = open(ctrl, O_RDONLY | O_CLOEXEC);
+		if (cfd < 0) {
+			fprintf(stderr, "%s: %s: %s\n", prog, ctrl, strerror(errno));
+			return 2;
+		}
+	}
+	wce_start = get_wce(cfd);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
+	do {
+		s = read_wc(fd);
+		t = now_ms() - t0;
+		samples++;
+		if (s == WC_BACK) {
+			wb++;
+		} else if (s == WC_THROUGH) {
+			wt++;
+			if (first_wt < 0)
+				first_wt = t;
+			last_wt = t;
+			if (cfd >= 0 && get_wce(cfd) == 1 && read_wc(fd) == WC_THROUGH)
+				unsafe++;
+		} else {
+			err++;
+		}
+		tick(&start, ++k, period_us);
+	} while (now_ms() - t0 < duration_ms);
+	wce_end = get_wce(cfd);
+	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f\n",
+	       ns, now_ms() - t0, samples, wb, wt, err, unsafe, wce_start, wce_end,
+	       first_wt, last_wt);
+	if (cfd >= 0)
+		close(cfd);
+	return unsafe ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ns = NULL, *ctrl = NULL, *mode;
+	long timeout_ms = 5000, duration_ms = 400, period_us = 1000;
+	int expect = WC_ERR, opt;
+	bool quiet = false;
+
+	if (argc < 2)
+		return usage();
+	mode = argv[1];
+	argv++;
+	argc--;
+	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:q")) != -1) {
+		switch (opt) {
+		case 'n':
+			ns = optarg;
+			break;
+		case 'e':
+			expect = parse_mode(optarg);
+			break;
+		case 't':
+			timeout_ms = strtol(optarg, NULL, 10);
+			break;
+		case 'p':
+			period_us = strtol(optarg, NULL, 10);
+			break;
+		case 'd':
+			duration_ms = strtol(optarg, NULL, 10);
+			break;
+		case 'c':
+			ctrl = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			return usage();
+		}
+	}
+	if (!ns || period_us <= 0)
+		return usage();
+	if (!strcmp(mode, "run")) {
+		if (expect == WC_ERR || optind >= argc || timeout_ms <= 0)
+			return usage();
+		return do_run(ns, expect, timeout_ms, period_us, quiet, argv + optind);
+	}
+	if (!strcmp(mode, "sample")) {
+		if (duration_ms <= 0)
+			return usage();
+		return do_sample(ns, duration_ms, ctrl, period_us);
+	}
+	return usage();
+}
