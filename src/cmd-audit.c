@@ -4,13 +4,17 @@
  * does, what the policy recommends, quirks and advisories.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <libudev.h>
 
 #include "blk.h"
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "lock.h"
 #include "log.h"
 #include "quirks.h"
 
@@ -62,26 +66,79 @@ int cmd_audit(int argc, char **argv)
 
 int cmd_quirks(int argc, char **argv)
 {
+	struct vwc_quirks_opts qo = { 0 };
+	struct vwc_config cfg;
 	struct vwc_opts o;
 	struct vwc_run r;
-	int ret;
+	char **pci;
+	int i, n = 0, nr_pci = 0, ret = 0;
 
 	if (vwc_opts_parse(argc, argv, &o, "quirks"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s quirks [<device>...] [--dry-run]\n\n"
+		printf("Usage: %s quirks [<device>|<pci-address>...] [--dry-run] [--quiet] [--keep-restored]\n\n"
 		       "For controllers the hwdb quirk database lists (Crucial T700/T705:\n"
-		       "disable_write_zeroes), apply what the running kernel allows, each step\n"
-		       "printed: write_zeroes_unmap_max_bytes to 0 at run time where the kernel has\n"
-		       "it, and a modprobe.d snippet (merged with the admin's own quirks) where\n"
-		       "nvme is a module with a quirks parameter. 'restore' removes the snippet.\n", vwc_prog);
+		       "disable_write_zeroes) whose Write Zeroes is still enabled: add a PCI dynamic\n"
+		       "ID on the nvme driver whose driver_data is the quirks the kernel gives the\n"
+		       "device plus disable_write_zeroes, then unbind and bind the controller, unless\n"
+		       "a namespace of it is mounted, swap, held (LVM, dm, md) or open; verify after.\n"
+		       "Also write_zeroes_unmap_max_bytes to 0 where the kernel has it, and a\n"
+		       "modprobe.d snippet where nvme is a module with a quirks parameter.\n"
+		       "'restore' undoes it. A PCI address (udev's add event) is handled alone.\n"
+		       "--keep-restored (implied under udev): leave alone what restore handed back.\n",
+		       vwc_prog);
 		return 0;
 	}
-	ret = vwc_cmd_start(&r, "quirks", &o, NULL);
-	if (ret)
-		return ret;
-	ret = vwc_quirks_apply(&r, o.dry_run) ? VWC_EXIT_ERROR :
-						vwc_run_exit_status(&r);
+	if (vwc_load_config(&o, &cfg))
+		return VWC_EXIT_ERROR;
+	qo.dry_run = o.dry_run;
+	qo.quiet = o.quiet;
+	qo.automatic = o.keep_restored ||
+		       (getenv("ACTION") && getenv("SEQNUM"));
+	qo.cfg = &cfg;
+	/* PCI addresses (udev's pci add event) go apart from device names */
+	pci = calloc(o.nr_args + 1, sizeof(*pci));
+	if (!pci)
+		return VWC_EXIT_ERROR;
+	for (i = 0; i < o.nr_args; i++) {
+		if (vwc_quirks_is_pci_addr(o.args[i]))
+			pci[nr_pci++] = o.args[i];
+		else
+			o.args[n++] = o.args[i];
+	}
+	o.nr_args = n;
+	if (nr_pci) {
+		struct udev *udev = udev_new();
+		bool locked = false;
+
+		if (!o.dry_run) {
+			locked = !vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+			if (!locked) {
+				vwc_err("quirks: cannot take the writers' lock %s; nothing changed",
+					vwc_lock_path());
+				ret = VWC_EXIT_ERROR;
+			}
+		}
+		for (i = 0; !ret && udev && i < nr_pci; i++)
+			if (vwc_quirks_apply_pci(udev, pci[i], &qo))
+				ret = VWC_EXIT_ERROR;
+		if (locked)
+			vwc_lock_release();
+		if (udev)
+			udev_unref(udev);
+		if (!n) {
+			free(pci);
+			return ret;
+		}
+	}
+	free(pci);
+	i = vwc_cmd_start_locked(&r, "quirks", &o, &cfg);
+	if (i)
+		return i;
+	if (vwc_quirks_apply(&r, &qo))
+		ret = VWC_EXIT_ERROR;
+	else if (vwc_run_exit_status(&r))
+		ret = vwc_run_exit_status(&r);
 	vwc_run_free(&r);
 	return ret;
 }

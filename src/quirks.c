@@ -3,10 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <libudev.h>
@@ -17,6 +21,9 @@
 #include "quirks.h"
 
 #define QUIRK_DWZ "disable_write_zeroes"
+
+/* progress for the admin; --quiet (udev) keeps only errors, on stderr */
+#define out(qo, ...) do { if (!(qo)->quiet) printf(__VA_ARGS__); } while (0)
 
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -207,8 +214,8 @@ static void wzu_record(const char *ns, const char *orig)
 		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
 }
 
-int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
-			       bool dry_run, bool quiet)
+static int wzu_restore(const char *ns, const char *syspath, bool dry_run,
+		       bool quiet)
 {
 	char rec[512], path[VWC_PATH_LEN + 48], hw[32], cur[32];
 	int fd, r = 0;
@@ -254,7 +261,7 @@ int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
 }
 
 static int write_zeroes_runtime(struct vwc_run *r, struct vwc_ctrl *c, int ci,
-				bool dry_run)
+				const struct vwc_quirks_opts *qo)
 {
 	int i, ret = 0;
 
@@ -268,24 +275,24 @@ static int write_zeroes_runtime(struct vwc_run *r, struct vwc_ctrl *c, int ci,
 		snprintf(path, sizeof(path), "%s/queue/write_zeroes_max_bytes",
 			 ns->syspath);
 		read_line(path, val, sizeof(val));
-		printf("  %s: write_zeroes_max_bytes %s%s\n", ns->name, val,
+		out(qo, "  %s: write_zeroes_max_bytes %s%s\n", ns->name, val,
 		       strcmp(val, "0") ? " (Write Zeroes offload in use)" :
 					  " (offload off)");
 		snprintf(path, sizeof(path),
 			 "%s/queue/write_zeroes_unmap_max_bytes", ns->syspath);
 		if (read_line(path, val, sizeof(val))) {
-			printf("  %s: no write_zeroes_unmap_max_bytes on this kernel (6.18+); nothing to set at run time\n",
+			out(qo, "  %s: no write_zeroes_unmap_max_bytes on this kernel (6.18+); nothing to set at run time\n",
 			       ns->name);
 			continue;
 		}
 		if (!strcmp(val, "0")) {
-			printf("  %s: write_zeroes_unmap_max_bytes already 0\n",
+			out(qo, "  %s: write_zeroes_unmap_max_bytes already 0\n",
 			       ns->name);
 			continue;
 		}
-		printf("  %s: write_zeroes_unmap_max_bytes %s -> 0%s\n",
-		       ns->name, val, dry_run ? " (dry run)" : "");
-		if (dry_run)
+		out(qo, "  %s: write_zeroes_unmap_max_bytes %s -> 0%s\n",
+		       ns->name, val, qo->dry_run ? " (dry run)" : "");
+		if (qo->dry_run)
 			continue;
 		wzu_record(ns->name, val);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -301,13 +308,1144 @@ static int write_zeroes_runtime(struct vwc_run *r, struct vwc_ctrl *c, int ci,
 	return ret;
 }
 
+/* ---------------------------------------------------------------------
+ * Write Zeroes off at run time: a PCI dynamic ID on the nvme driver.
+ *
+ * nvme-pci takes a matching pci_device_id's driver_data as the controller's
+ * quirks. A dynamic ID (new_id) is matched before the driver's own table,
+ * so it replaces the quirks the table gives the device: its value must
+ * keep them. The PCI core accepts a driver_data only if an entry of the
+ * table has exactly that value (new_id answers EINVAL otherwise). The
+ * quirks are read at probe time, so the controller is unbound and bound
+ * again, which removes and re-creates its block devices: never while any
+ * of them is in use.
+ * ---------------------------------------------------------------------
+ */
+#define NVME_DRV_DIR	"/sys/bus/pci/drivers/nvme"
+#define PCI_DEV_DIR	"/sys/bus/pci/devices"
+#define MAX_NS		64
+
+/*
+ * enum nvme_quirks (drivers/nvme/host/nvme.h) in bit order, named as
+ * nvme_quirk_name() prints them in /sys/class/nvme/nvmeN/quirks (7.x);
+ * checked against Debian's 7.2 nvme-core.ko. Bits never move: new quirks
+ * are added at the end.
+ */
+static const char *const nvme_quirk_names[] = {
+	"stripe_size", "identify_cns", "deallocate_zeroes",
+	"delay_before_chk_rdy", "no_apst", "no_deepest_ps", "qdepth_one",
+	"medium_prio_sq", "ignore_dev_subnqn", "disable_write_zeroes",
+	"simple_suspend", "single_vector", "128_bytes_sqes", "shared_tags",
+	"no_temp_thresh_change", "no_ns_desc_list", "dma_address_bits_48",
+	"skip_cid_gen", "bogus_nid", "no_secondary_temp_thresh",
+	"force_no_simple_suspend", "broken_msi", "dmapool_align_512",
+};
+
+int vwc_quirk_bit(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(nvme_quirk_names) / sizeof(*nvme_quirk_names);
+	     i++)
+		if (strlen(nvme_quirk_names[i]) == len &&
+		    !strncmp(nvme_quirk_names[i], name, len))
+			return (int)i;
+	return -1;
+}
+
+int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
+		    size_t len)
+{
+	const char *p = list;
+
+	*mask = 0;
+	while (*p) {
+		size_t n;
+		int bit;
+
+		p += strspn(p, ", \t\n");
+		n = strcspn(p, ", \t\n");
+		if (!n)
+			break;
+		bit = vwc_quirk_bit(p, n);
+		if (bit < 0) {
+			snprintf(bad, len, "%.*s", (int)n, p);
+			return -EINVAL;
+		}
+		*mask |= 1UL << bit;
+		p += n;
+	}
+	return 0;
+}
+
+/* "pci:v" then 8 hex digits, "d", 8 hex digits: a concrete vendor/device */
+static bool alias_concrete(const char *pattern)
+{
+	int i;
+
+	if (strncmp(pattern, "pci:v", 5))
+		return false;
+	for (i = 5; i < 13; i++)
+		if (!isxdigit((unsigned char)pattern[i]))
+			return false;
+	if (pattern[13] != 'd')
+		return false;
+	for (i = 14; i < 22; i++)
+		if (!isxdigit((unsigned char)pattern[i]))
+			return false;
+	return true;
+}
+
+bool vwc_alias_names_id(const char *pattern, const char *modalias)
+{
+	return alias_concrete(pattern) &&
+	       fnmatch(pattern, modalias, FNM_CASEFOLD) == 0;
+}
+
+int vwc_driver_table_lists(const char *moddir, const char *driver,
+			   const char *modalias, char *src, size_t len)
+{
+	char path[512], line[1024], want[64];
+	bool known = false;
+	FILE *f;
+	int c;
+
+	src[0] = '\0';
+	/* modules.alias: "alias <pattern> <module>" */
+	snprintf(path, sizeof(path), "%s/modules.alias", moddir);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char pat[512], mod[128];
+
+		if (sscanf(line, "alias %511s %127s", pat, mod) != 2 ||
+		    strcmp(mod, driver))
+			continue;
+		known = true;
+		if (vwc_alias_names_id(pat, modalias)) {
+			snprintf(src, len, "%s: %s", path, pat);
+			fclose(f);
+			return 1;
+		}
+	}
+	if (f) {
+		if (known)
+			snprintf(src, len, "%s", path);
+		fclose(f);
+	}
+	/* modules.builtin.modinfo: "<module>.<key>=<value>\0" records */
+	snprintf(path, sizeof(path), "%s/modules.builtin.modinfo", moddir);
+	snprintf(want, sizeof(want), "%s.alias=", driver);
+	f = fopen(path, "re");
+	while (f) {
+		size_t n = 0;
+
+		while ((c = getc(f)) != EOF && c != '\0')
+			if (n < sizeof(line) - 1)
+				line[n++] = (char)c;
+		line[n] = '\0';
+		if (!strncmp(line, want, strlen(want))) {
+			known = true;
+			if (vwc_alias_names_id(line + strlen(want), modalias)) {
+				snprintf(src, len, "%s: %s", path,
+					 line + strlen(want));
+				fclose(f);
+				return 1;
+			}
+		}
+		if (c == EOF)
+			break;
+	}
+	if (f) {
+		if (known && !src[0])
+			snprintf(src, len, "%s", path);
+		fclose(f);
+	}
+	return known ? 0 : -ENOENT;
+}
+
+bool vwc_mountinfo_uses(const char *line, const char *devt,
+			const char *devnode, char *where, size_t len)
+{
+	char majmin[32], mnt[512], fstype[64], source[512];
+	const char *sep;
+
+	/* id parent maj:min root mountpoint ... - fstype source options */
+	if (sscanf(line, "%*s %*s %31s %*s %511s", majmin, mnt) != 2)
+		return false;
+	sep = strstr(line, " - ");
+	if (!sep || sscanf(sep + 3, "%63s %511s", fstype, source) != 2)
+		return false;
+	if (strcmp(majmin, devt) && strcmp(source, devnode))
+		return false;
+	snprintf(where, len, "%s (%s)", mnt, fstype);
+	return true;
+}
+
+bool vwc_quirks_is_pci_addr(const char *s)
+{
+	unsigned int dom, bus, dev, fn;
+	char end;
+
+	return strlen(s) == 12 &&
+	       sscanf(s, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &end) == 4;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	size_t n = strlen(s);
+	ssize_t w;
+	int fd, r;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	w = write(fd, s, n);
+	r = w == (ssize_t)n ? 0 : w < 0 ? -errno : -EIO;
+	close(fd);
+	return r;
+}
+
+static unsigned int read_hex(const char *dir, const char *file)
+{
+	char path[VWC_PATH_LEN + 32], buf[32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (read_line(path, buf, sizeof(buf)))
+		return 0;
+	return (unsigned int)strtoul(buf, NULL, 16);
+}
+
+static long read_long(const char *path)
+{
+	char buf[32];
+
+	if (read_line(path, buf, sizeof(buf)) || !buf[0])
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/** struct qdev - one PCI function and what is bound to it */
+struct qdev {
+	char addr[16];
+	char dir[VWC_PATH_LEN];
+	unsigned int vendor, device, subvendor, subdevice;
+	char modalias[128];
+	char key[40];		/* record name: 1b36_0010_1af4_1100 */
+	char ids[64];		/* for messages */
+	char driver[64];	/* "" when unbound */
+	char ctrl[VWC_NAME_LEN];	/* nvmeN, "" when none */
+	char label[96];		/* "nvme0 (0000:01:00.0)" */
+};
+
+static int qdev_load(struct qdev *d, const char *addr)
+{
+	char path[VWC_PATH_LEN + 32], link[VWC_PATH_LEN];
+	struct dirent *de;
+	ssize_t n;
+	DIR *dir;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+	snprintf(d->dir, sizeof(d->dir), PCI_DEV_DIR "/%s", addr);
+	if (access(d->dir, F_OK))
+		return -ENODEV;
+	d->vendor = read_hex(d->dir, "vendor");
+	d->device = read_hex(d->dir, "device");
+	d->subvendor = read_hex(d->dir, "subsystem_vendor");
+	d->subdevice = read_hex(d->dir, "subsystem_device");
+	snprintf(path, sizeof(path), "%s/modalias", d->dir);
+	read_line(path, d->modalias, sizeof(d->modalias));
+	snprintf(d->key, sizeof(d->key), "%04x_%04x_%04x_%04x", d->vendor,
+		 d->device, d->subvendor, d->subdevice);
+	snprintf(d->ids, sizeof(d->ids), "%04x:%04x (subsystem %04x:%04x)",
+		 d->vendor, d->device, d->subvendor, d->subdevice);
+	snprintf(path, sizeof(path), "%s/driver", d->dir);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = '\0';
+		snprintf(d->driver, sizeof(d->driver), "%.63s",
+			 strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
+	}
+	snprintf(path, sizeof(path), "%s/nvme", d->dir);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir)))
+		if (!strncmp(de->d_name, "nvme", 4) &&
+		    isdigit((unsigned char)de->d_name[4])) {
+			snprintf(d->ctrl, sizeof(d->ctrl), "%.31s", de->d_name);
+			break;
+		}
+	if (dir)
+		closedir(dir);
+	snprintf(d->label, sizeof(d->label), "%s%s(%s)", d->ctrl,
+		 d->ctrl[0] ? " " : "", d->addr);
+	return 0;
+}
+
+/* the PCI function of a controller: nvmeN -> 0000:01:00.0 */
+static int ctrl_pci_addr(const char *ctrl, char *addr, size_t len)
+{
+	char path[VWC_PATH_LEN], real[PATH_MAX], *b;
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/device", ctrl);
+	if (!realpath(path, real))
+		return -errno;
+	b = strrchr(real, '/');
+	if (!b || !vwc_quirks_is_pci_addr(b + 1))
+		return -ENODEV;	/* not PCI (fabrics) */
+	snprintf(addr, len, "%s", b + 1);
+	return 0;
+}
+
+struct nslist {
+	char name[MAX_NS][VWC_NAME_LEN];
+	int n;
+};
+
+/* block devices of a controller's namespaces (multipath heads for paths) */
+static void ctrl_namespaces(const char *ctrl, struct nslist *l)
+{
+	char path[VWC_PATH_LEN], ns[VWC_NAME_LEN];
+	struct dirent *de;
+	DIR *dir;
+	int i;
+
+	l->n = 0;
+	if (!ctrl[0])
+		return;
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s", ctrl);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir)) && l->n < MAX_NS) {
+		enum vwc_kind k = vwc_name_classify(de->d_name, ns, sizeof(ns));
+		bool dup = false;
+
+		if (k != VWC_KIND_NS && k != VWC_KIND_PATH)
+			continue;
+		for (i = 0; i < l->n; i++)
+			dup |= !strcmp(l->name[i], ns);
+		if (!dup)
+			snprintf(l->name[l->n++], VWC_NAME_LEN, "%s", ns);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+static long ns_wz(const char *ns)
+{
+	char path[VWC_PATH_LEN];
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/block/%s/queue/write_zeroes_max_bytes", ns);
+	return read_long(path);
+}
+
+/* "nvme0n1 524288, nvme0n2 524288" */
+static void wz_summary(const struct nslist *l, char *out, size_t len)
+{
+	size_t used = 0;
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; i < l->n && used < len; i++)
+		used += snprintf(out + used, len - used, "%s%s %ld",
+				 i ? ", " : "", l->name[i], ns_wz(l->name[i]));
+	if (!l->n)
+		snprintf(out, len, "no namespace");
+}
+
+/* 1 some namespace has Write Zeroes, 0 none has, -ENOENT no namespace */
+static int wz_enabled(const struct nslist *l)
+{
+	int i, on = 0;
+
+	if (!l->n)
+		return -ENOENT;
+	for (i = 0; i < l->n; i++)
+		if (ns_wz(l->name[i]) != 0)
+			on = 1;
+	return on;
+}
+
+static int ctrl_kernel_quirks(const char *ctrl, char *buf, size_t len)
+{
+	char path[VWC_PATH_LEN];
+
+	snprintf(path, sizeof(path), "/sys/class/nvme/%s/quirks", ctrl);
+	return ctrl[0] ? read_line(path, buf, len) : -ENOENT;
+}
+
+static const char *modules_dir(void)
+{
+	static char dir[300];
+	const char *e = getenv("NVME_VWC_SYNC_MODULES_DIR");
+	struct utsname u;
+
+	if (e && *e)
+		return e;
+	if (!dir[0] && !uname(&u))
+		snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
+	return dir;
+}
+
+/*
+ * The driver_data for the device's dynamic ID: the quirks the kernel gives
+ * it, plus disable_write_zeroes. *already when the kernel applies it.
+ * Return: 0, or a negative errno with @why filled (nothing can be applied).
+ */
+static int want_value(const struct qdev *d, unsigned long *val,
+		      bool *already, char *why, size_t len)
+{
+	char kq[512], bad[64], src[600];
+	unsigned long mask;
+	int r;
+
+	*already = false;
+	if (!ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq))) {
+		if (vwc_quirks_mask(kq, &mask, bad, sizeof(bad))) {
+			snprintf(why, len,
+				 "the kernel lists quirk '%s', which this tool cannot map to nvme-pci's bit: a dynamic ID would drop it",
+				 bad);
+			return -EINVAL;
+		}
+		*already = mask & VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
+		*val = mask | VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
+		return 0;
+	}
+	r = vwc_driver_table_lists(modules_dir(), "nvme", d->modalias, src,
+				   sizeof(src));
+	if (r < 0) {
+		snprintf(why, len,
+			 "this kernel does not show a controller's quirks (no quirks attribute) and %s/modules.alias or modules.builtin.modinfo do not list the nvme driver's table, so a dynamic ID could drop quirks the table gives %s",
+			 modules_dir(), d->ids);
+		return r;
+	}
+	if (r > 0) {
+		snprintf(why, len,
+			 "%s is in this kernel's nvme table (%s) with quirks this kernel does not show (no quirks attribute): a dynamic ID would replace them",
+			 d->ids, src);
+		return -EEXIST;
+	}
+	*val = VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
+	return 0;
+}
+
+/* ---- in-use checks ---- */
+
+struct holds {
+	int fd[MAX_NS * 8];
+	int n;
+};
+
+static void holds_release(struct holds *h)
+{
+	while (h->n > 0)
+		close(h->fd[--h->n]);
+}
+
+/* pid and command of a process with @devnode open, 0 if none */
+static int find_opener(const char *devnode, char *comm, size_t len)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *pe;
+	int found = 0;
+
+	comm[0] = '\0';
+	while (proc && !found && (pe = readdir(proc))) {
+		char path[300], link[300];
+		struct dirent *fe;
+		DIR *fds;
+		int pid = atoi(pe->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		while (fds && (fe = readdir(fds))) {
+			char fp[600];
+			ssize_t n;
+
+			snprintf(fp, sizeof(fp), "%s/%s", path, fe->d_name);
+			n = readlink(fp, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, devnode)) {
+				found = pid;
+				break;
+			}
+		}
+		if (fds)
+			closedir(fds);
+		if (found) {
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			read_line(path, comm, len);
+		}
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+/* what holds block device @b through holders/: "LVM logical volume vg-lv (dm-0)" */
+static bool holder_of(const char *b, char *why, size_t len)
+{
+	char path[VWC_PATH_LEN];
+	struct dirent *de;
+	bool held = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/holders", b);
+	dir = opendir(path);
+	while (dir && !held && (de = readdir(dir))) {
+		char p[VWC_PATH_LEN + 64], name[128] = "", uuid[160] = "";
+
+		if (de->d_name[0] == '.')
+			continue;
+		held = true;
+		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/name", de->d_name);
+		read_line(p, name, sizeof(name));
+		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/uuid", de->d_name);
+		read_line(p, uuid, sizeof(uuid));
+		if (!strncmp(uuid, "LVM-", 4))
+			snprintf(why, len, "%s is an LVM physical volume in use by logical volume %s (%s)",
+				 b, name, de->d_name);
+		else if (!strncmp(uuid, "CRYPT-", 6))
+			snprintf(why, len, "%s is held by dm-crypt mapping %s (%s)",
+				 b, name, de->d_name);
+		else if (name[0])
+			snprintf(why, len, "%s is held by device-mapper device %s (%s)",
+				 b, name, de->d_name);
+		else if (!strncmp(de->d_name, "md", 2))
+			snprintf(why, len, "%s is a member of RAID array %s",
+				 b, de->d_name);
+		else
+			snprintf(why, len, "%s is held by %s", b, de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return held;
+}
+
+/* one block device (namespace or partition): 1 in use (@why), 0 free */
+static int blk_in_use(const char *b, char *why, size_t len, struct holds *h)
+{
+	char path[VWC_PATH_LEN], devt[32], devnode[VWC_NAME_LEN + 8];
+	char line[1024], where[600], comm[64];
+	struct stat st;
+	unsigned int ma, mi;
+	FILE *f;
+	int fd, pid;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", b);
+	if (read_line(path, devt, sizeof(devt)) ||
+	    sscanf(devt, "%u:%u", &ma, &mi) != 2) {
+		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
+		return 1;
+	}
+	snprintf(devnode, sizeof(devnode), "/dev/%s", b);
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (vwc_mountinfo_uses(line, devt, devnode, where,
+				       sizeof(where))) {
+			snprintf(why, len, "%s is mounted on %s", b, where);
+			fclose(f);
+			return 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/swaps", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char sw[512];
+
+		if (sscanf(line, "%511s", sw) == 1 && !stat(sw, &st) &&
+		    S_ISBLK(st.st_mode) && st.st_rdev == makedev(ma, mi)) {
+			snprintf(why, len, "%s is in use as swap", b);
+			fclose(f);
+			return 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (holder_of(b, why, len))
+		return 1;
+	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == EBUSY) {
+			pid = find_opener(devnode, comm, sizeof(comm));
+			if (pid)
+				snprintf(why, len, "%s is open exclusively by pid %d (%s)",
+					 b, pid, comm);
+			else
+				snprintf(why, len, "%s is open exclusively by another user (O_EXCL open refused)",
+					 b);
+		} else {
+			snprintf(why, len, "cannot check whether %s is in use: %s: %s",
+				 b, devnode, strerror(e));
+		}
+		return 1;
+	}
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode) ||
+	    st.st_rdev != makedev(ma, mi)) {
+		close(fd);
+		snprintf(why, len, "cannot check whether %s is in use: %s is not its device node",
+			 b, devnode);
+		return 1;
+	}
+	pid = find_opener(devnode, comm, sizeof(comm));
+	if (pid) {
+		close(fd);
+		snprintf(why, len, "%s is open by pid %d (%s)", b, pid, comm);
+		return 1;
+	}
+	/* kept open (exclusive) until the unbind: nobody mounts it meanwhile */
+	if (h->n < (int)(sizeof(h->fd) / sizeof(*h->fd)))
+		h->fd[h->n++] = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/* every namespace and partition of a controller: 1 in use (@why), 0 free */
+static int ctrl_in_use(const struct nslist *l, char *why, size_t len,
+		       struct holds *h)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		char path[VWC_PATH_LEN];
+		struct dirent *de;
+		DIR *dir;
+
+		if (blk_in_use(l->name[i], why, len, h))
+			return 1;
+		snprintf(path, sizeof(path), "/sys/class/block/%s", l->name[i]);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir))) {
+			char part[VWC_PATH_LEN + 300];
+
+			if (strncmp(de->d_name, l->name[i], strlen(l->name[i])))
+				continue;
+			snprintf(part, sizeof(part), "%s/%s/partition", path,
+				 de->d_name);
+			if (access(part, F_OK))
+				continue;
+			if (blk_in_use(de->d_name, why, len, h)) {
+				closedir(dir);
+				return 1;
+			}
+		}
+		if (dir)
+			closedir(dir);
+	}
+	return 0;
+}
+
+/* ---- records: <rundir>/dynid/<key> holds the new_id line ---- */
+
+static void dynid_path(const char *dir, const char *key, char *path,
+		       size_t len)
+{
+	snprintf(path, len, "%s/%s/%s", vwc_rundir(), dir, key);
+}
+
+static bool dynid_recorded(const char *key, unsigned long *val)
+{
+	char path[512], buf[128], *last;
+
+	dynid_path("dynid", key, path, sizeof(path));
+	if (read_line(path, buf, sizeof(buf)))
+		return false;
+	last = strrchr(buf, ' ');
+	*val = last ? strtoul(last + 1, NULL, 16) : 0;
+	return true;
+}
+
+static bool held_back(const char *key)
+{
+	char path[512];
+
+	dynid_path("dynid-restored", key, path, sizeof(path));
+	return !access(path, F_OK);
+}
+
+static void hold_set(const char *key, bool set)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	dynid_path("dynid-restored", key, path, sizeof(path));
+	if (!set) {
+		unlink(path);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/dynid-restored", vwc_rundir());
+	vwc_mkdir_p(dir);
+	f = fopen(path, "we");
+	if (f)
+		fclose(f);
+}
+
+/* remove every dynamic ID for these IDs: remove_id takes one at a time */
+static int dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
+			    unsigned int sd, const char *key)
+{
+	char line[96], path[512];
+	int n = 0, r;
+
+	snprintf(line, sizeof(line), "%04x %04x %04x %04x 0 0", v, dv, sv, sd);
+	while ((r = write_str(NVME_DRV_DIR "/remove_id", line)) == 0 &&
+	       n < 64)
+		n++;
+	if (r && r != -ENODEV) {
+		vwc_err("%04x:%04x: cannot remove the dynamic ID from %s/remove_id: %s",
+			v, dv, NVME_DRV_DIR, strerror(-r));
+		return r;
+	}
+	dynid_path("dynid", key, path, sizeof(path));
+	unlink(path);
+	return n;
+}
+
+static int dynid_add(const struct qdev *d, unsigned long val)
+{
+	char line[96], path[512], dir[512];
+	unsigned long have;
+	FILE *f;
+	int r;
+
+	if (dynid_recorded(d->key, &have) && have == val)
+		return 0;
+	if (dynid_remove_ids(d->vendor, d->device, d->subvendor, d->subdevice,
+			     d->key) < 0)
+		return -EIO;
+	snprintf(line, sizeof(line), "%04x %04x %04x %04x 0 0 %lx", d->vendor,
+		 d->device, d->subvendor, d->subdevice, val);
+	r = write_str(NVME_DRV_DIR "/new_id", line);
+	if (r == -EINVAL) {
+		vwc_err("%s: the PCI core refused driver_data 0x%lx (%s): it accepts only a value some entry of the nvme driver's table has, and none has exactly these quirks; nothing changed",
+			d->label, val, line);
+		return r;
+	}
+	if (r) {
+		vwc_err("%s: cannot write '%s' to %s/new_id: %s; nothing changed",
+			d->label, line, NVME_DRV_DIR, strerror(-r));
+		return r;
+	}
+	snprintf(dir, sizeof(dir), "%s/dynid", vwc_rundir());
+	vwc_mkdir_p(dir);
+	dynid_path("dynid", d->key, path, sizeof(path));
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f))
+		vwc_warn("%s: cannot record the dynamic ID in %s: %s", d->label,
+			 path, strerror(errno));
+	return 0;
+}
+
+/* wait until @addr has a live controller with at least @want_ns namespaces */
+static int wait_ctrl(struct qdev *d, int want_ns, int timeout_ms)
+{
+	char addr[16], state[32], path[VWC_PATH_LEN];
+	struct nslist l;
+	int t;
+
+	snprintf(addr, sizeof(addr), "%s", d->addr);
+	for (t = 0; t <= timeout_ms; t += 100) {
+		if (!qdev_load(d, addr) && d->ctrl[0]) {
+			snprintf(path, sizeof(path), "/sys/class/nvme/%s/state",
+				 d->ctrl);
+			ctrl_namespaces(d->ctrl, &l);
+			if (!read_line(path, state, sizeof(state)) &&
+			    !strcmp(state, "live") && l.n >= want_ns)
+				return 0;
+		}
+		usleep(100 * 1000);
+	}
+	return -ETIMEDOUT;
+}
+
+static int bind_to(const char *what, const char *addr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), NVME_DRV_DIR "/%s", what);
+	return write_str(path, addr);
+}
+
+/* write cache policy again on the re-created namespaces */
+static void resync(const char *ctrl, const struct vwc_quirks_opts *qo)
+{
+	char *args[1] = { (char *)ctrl };
+	struct vwc_run r;
+
+	if (vwc_run_init(&r, "quirks", qo->cfg))
+		return;
+	r.keep_restored = qo->automatic;
+	vwc_run_select(&r, args, 1);
+	vwc_run_probe(&r);
+	vwc_run_apply(&r);
+	vwc_run_free(&r);
+}
+
+/*
+ * Unbind and bind @d, now matched by the dynamic ID (or no longer);
+ * @holds are released between the two. Return: 0 or a negative errno.
+ */
+static int rebind(struct qdev *d, struct holds *h, int nr_ns)
+{
+	char addr[16];
+	int r;
+
+	snprintf(addr, sizeof(addr), "%s", d->addr);
+	r = bind_to("unbind", addr);
+	holds_release(h);
+	if (r) {
+		vwc_err("%s: cannot unbind from nvme: %s", d->label,
+			strerror(-r));
+		return r;
+	}
+	r = bind_to("bind", addr);
+	if (r) {
+		vwc_err("%s: cannot bind to nvme again: %s", d->label,
+			strerror(-r));
+		return r;
+	}
+	r = wait_ctrl(d, nr_ns, 30000);
+	if (r)
+		vwc_err("%s: controller not live with its %d namespace(s) 30 s after the bind",
+			d->label, nr_ns);
+	return r;
+}
+
+/* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
+static int apply_dev(struct qdev *d, const struct vwc_quirks_opts *qo)
+{
+	char why[800], kq[512], before[512], after[512];
+	struct holds h = { .n = 0 };
+	unsigned long val = 0;
+	struct nslist l;
+	bool already;
+	int r, wz;
+
+	if (qo->automatic && held_back(d->addr)) {
+		out(qo, "  %s: handed back by 'restore' in this boot; left alone until the next boot or an explicit quirks run\n",
+		    d->ids);
+		return 0;
+	}
+	if (!qo->automatic && !qo->dry_run)
+		hold_set(d->addr, false);
+	if (d->driver[0] && strcmp(d->driver, "nvme")) {
+		out(qo, "  bound to driver %s, not nvme: left alone\n", d->driver);
+		return 0;
+	}
+	if (!d->driver[0]) {
+		/* not bound yet: the dynamic ID binds it with the quirk */
+		if (access(NVME_DRV_DIR, F_OK)) {
+			out(qo, "  nvme driver not registered yet: its controller's add event applies the quirk\n");
+			return 0;
+		}
+		r = want_value(d, &val, &already, why, sizeof(why));
+		if (r) {
+			/* the kernel binds it on its own: decide then */
+			if (wait_ctrl(d, 0, 10000)) {
+				vwc_err("%s: %s; nothing changed", d->label, why);
+				return r;
+			}
+		} else {
+			snprintf(before, sizeof(before), "not bound");
+			out(qo, "  not bound: dynamic ID %04x %04x %04x %04x driver_data 0x%lx%s\n",
+			    d->vendor, d->device, d->subvendor, d->subdevice, val,
+			    qo->dry_run ? " (dry run)" : "");
+			if (qo->dry_run)
+				return 0;
+			r = dynid_add(d, val);
+			if (r)
+				return r;
+			if (wait_ctrl(d, 1, 30000))
+				vwc_warn("%s: bound, but no live controller with a namespace after 30 s",
+					 d->label);
+			goto verify;
+		}
+	}
+	/* bound: let the probe finish and the namespaces appear */
+	wait_ctrl(d, 1, 10000);
+	ctrl_namespaces(d->ctrl, &l);
+	r = want_value(d, &val, &already, why, sizeof(why));
+	if (!r && already) {
+		out(qo, "  kernel already applies disable_write_zeroes (quirks: %s): nothing to do\n",
+		    ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq)) ? "?" : kq);
+		return 0;
+	}
+	wz = wz_enabled(&l);
+	wz_summary(&l, before, sizeof(before));
+	if (wz == 0) {
+		out(qo, "  Write Zeroes already off (write_zeroes_max_bytes: %s): nothing to do\n",
+		    before);
+		return 0;
+	}
+	if (wz < 0) {
+		out(qo, "  no namespace yet: nothing to check\n");
+		return 0;
+	}
+	if (r) {
+		vwc_err("%s: Write Zeroes not disabled: %s; nothing changed",
+			d->label, why);
+		return r;
+	}
+	if (ctrl_in_use(&l, why, sizeof(why), &h)) {
+		holds_release(&h);
+		vwc_err("%s: not rebinding to disable Write Zeroes: %s; nothing changed",
+			d->label, why);
+		return -EBUSY;
+	}
+	out(qo, "  dynamic ID %04x %04x %04x %04x driver_data 0x%lx, then unbind and bind %s%s\n",
+	    d->vendor, d->device, d->subvendor, d->subdevice, val, d->addr,
+	    qo->dry_run ? " (dry run)" : "");
+	if (qo->dry_run) {
+		holds_release(&h);
+		return 0;
+	}
+	r = dynid_add(d, val);
+	if (r) {
+		holds_release(&h);
+		return r;
+	}
+	r = rebind(d, &h, l.n);
+	if (r) {
+		/* the controller back without the quirk rather than not at all */
+		dynid_remove_ids(d->vendor, d->device, d->subvendor,
+				 d->subdevice, d->key);
+		bind_to("bind", d->addr);
+		return r;
+	}
+verify:
+	ctrl_namespaces(d->ctrl, &l);
+	wz_summary(&l, after, sizeof(after));
+	r = ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	if (wz_enabled(&l) != 0 ||
+	    (!r && !vwc_quirk_has(kq, QUIRK_DWZ))) {
+		vwc_err("%s: Write Zeroes still enabled after the rebind (write_zeroes_max_bytes: %s; quirks: %s)",
+			d->label, after, r ? "not shown" : kq);
+		return -EIO;
+	}
+	out(qo, "  %s: Write Zeroes disabled; write_zeroes_max_bytes: %s (was %s)%s%s\n",
+	    d->label, after, before,
+	    r ? "" : "; kernel quirks: ", r ? "" : kq);
+	if (d->ctrl[0])
+		resync(d->ctrl, qo);
+	return 0;
+}
+
+static bool hwdb_lists_dwz(struct udev *udev, const char *modalias)
+{
+	struct udev_hwdb *hwdb = udev_hwdb_new(udev);
+	struct udev_list_entry *e;
+	bool yes = false;
+
+	if (!hwdb)
+		return false;
+	udev_list_entry_foreach(e,
+		udev_hwdb_get_properties_list_entry(hwdb, modalias, 0))
+		if (!strcmp(udev_list_entry_get_name(e), "NVME_VWC_SYNC_QUIRKS") &&
+		    vwc_quirk_has(udev_list_entry_get_value(e), QUIRK_DWZ))
+			yes = true;
+	udev_hwdb_unref(hwdb);
+	return yes;
+}
+
+int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
+			 const struct vwc_quirks_opts *qo)
+{
+	struct qdev d;
+
+	if (qdev_load(&d, addr)) {
+		vwc_err("%s: no such PCI device", addr);
+		return -ENODEV;
+	}
+	if (!hwdb_lists_dwz(udev, d.modalias)) {
+		out(qo, "%s %s: not in the quirk database\n", addr, d.ids);
+		return 0;
+	}
+	out(qo, "%s %s: quirk database says %s\n", d.label, d.ids, QUIRK_DWZ);
+	return apply_dev(&d, qo);
+}
+
+/* restore: remove the dynamic ID and rebind; once per PCI function */
+static int restore_dev(struct qdev *d, bool dry_run, bool quiet)
+{
+	static char done[16][16];
+	static int nr_done;
+	struct vwc_quirks_opts qo = { .dry_run = dry_run, .quiet = quiet };
+	char why[800], before[512], after[512], kq[512];
+	struct holds h = { .n = 0 };
+	unsigned long val;
+	struct nslist l;
+	int i, r;
+
+	static char removed[16][40];
+	static int nr_removed;
+	bool recorded, uses;
+
+	for (i = 0; i < nr_done; i++)
+		if (!strcmp(done[i], d->addr))
+			return 0;
+	if (nr_done < 16)
+		snprintf(done[nr_done++], sizeof(done[0]), "%s", d->addr);
+	recorded = dynid_recorded(d->key, &val);
+	for (i = 0; !recorded && i < nr_removed; i++)
+		if (!strcmp(removed[i], d->key))
+			break;
+	if (!recorded && i == nr_removed)
+		return 0;	/* no dynamic ID of ours for these IDs */
+	ctrl_namespaces(d->ctrl, &l);
+	wz_summary(&l, before, sizeof(before));
+	/* does this controller run with it (probed since it was added)? */
+	uses = !ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
+	       vwc_quirk_has(kq, QUIRK_DWZ) : wz_enabled(&l) == 0;
+	if (!uses) {
+		if (!recorded)
+			return 0;
+		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx); this controller does not run with it: not rebound%s\n",
+		    d->label, d->ids, val, dry_run ? " (dry run)" : "");
+		if (dry_run)
+			return 1;
+		r = dynid_remove_ids(d->vendor, d->device, d->subvendor,
+				     d->subdevice, d->key);
+		if (r >= 0 && nr_removed < 16)
+			snprintf(removed[nr_removed++], sizeof(removed[0]),
+				 "%s", d->key);
+		return r < 0 ? r : 1;
+	}
+	if (ctrl_in_use(&l, why, sizeof(why), &h)) {
+		holds_release(&h);
+		vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
+			d->label, val, why);
+		return -EBUSY;
+	}
+	if (recorded)
+		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx), unbind and bind%s\n",
+		    d->label, d->ids, val, dry_run ? " (dry run)" : "");
+	else
+		out(&qo, "%s: dynamic ID %s already removed; unbind and bind%s\n",
+		    d->label, d->ids, dry_run ? " (dry run)" : "");
+	if (dry_run) {
+		holds_release(&h);
+		return 1;
+	}
+	if (recorded) {
+		r = dynid_remove_ids(d->vendor, d->device, d->subvendor,
+				     d->subdevice, d->key);
+		if (r < 0) {
+			holds_release(&h);
+			return r;
+		}
+		if (nr_removed < 16)
+			snprintf(removed[nr_removed++], sizeof(removed[0]),
+				 "%s", d->key);
+	}
+	hold_set(d->addr, true);
+	r = rebind(d, &h, l.n);
+	if (r)
+		return r;
+	ctrl_namespaces(d->ctrl, &l);
+	wz_summary(&l, after, sizeof(after));
+	r = ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	out(&qo, "%s: Write Zeroes back to the kernel's choice; write_zeroes_max_bytes: %s (was %s)%s%s\n",
+	    d->label, after, before, r ? "" : "; kernel quirks: ",
+	    r ? "" : kq);
+	return 1;
+}
+
+/* restore for the controllers of namespace @syspath */
+static int restore_ns_ctrls(const char *syspath, bool dry_run, bool quiet)
+{
+	char path[VWC_PATH_LEN + 16], real[PATH_MAX], addr[16], ctrl[64];
+	int ret = 0, r;
+	struct dirent *de;
+	struct qdev d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/multipath", syspath);
+	dir = opendir(path);
+	if (dir) {
+		while ((de = readdir(dir))) {
+			int s, c, n;
+
+			if (sscanf(de->d_name, "nvme%dc%dn%d", &s, &c, &n) != 3)
+				continue;
+			snprintf(ctrl, sizeof(ctrl), "nvme%d", c);
+			if (ctrl_pci_addr(ctrl, addr, sizeof(addr)) ||
+			    qdev_load(&d, addr))
+				continue;
+			r = restore_dev(&d, dry_run, quiet);
+			if (r < 0)
+				ret = r;
+		}
+		closedir(dir);
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/device", syspath);
+	if (!realpath(path, real) || !strrchr(real, '/'))
+		return 0;
+	if (ctrl_pci_addr(strrchr(real, '/') + 1, addr, sizeof(addr)) ||
+	    qdev_load(&d, addr))
+		return 0;
+	return restore_dev(&d, dry_run, quiet);
+}
+
+/* records of devices restore did not reach: rebind bound ones, drop others */
+static int restore_leftover_dynids(bool dry_run, bool quiet)
+{
+	char path[512];
+	struct dirent *de;
+	int ret = 0, r;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/dynid", vwc_rundir());
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		unsigned int v, dv, sv, sd;
+		struct dirent *pe;
+		bool present = false;
+		DIR *pci;
+
+		if (sscanf(de->d_name, "%4x_%4x_%4x_%4x", &v, &dv, &sv, &sd) != 4)
+			continue;
+		pci = opendir(NVME_DRV_DIR);
+		while (pci && (pe = readdir(pci))) {
+			struct qdev d;
+
+			if (!vwc_quirks_is_pci_addr(pe->d_name) ||
+			    qdev_load(&d, pe->d_name) || strcmp(d.key, de->d_name))
+				continue;
+			present = true;
+			r = restore_dev(&d, dry_run, quiet);
+			if (r < 0)
+				ret = r;
+		}
+		if (pci)
+			closedir(pci);
+		if (present)
+			continue;
+		if (!quiet)
+			printf("remove dynamic ID %04x:%04x (subsystem %04x:%04x), no such device present%s\n",
+			       v, dv, sv, sd, dry_run ? " (dry run)" : "");
+		if (!dry_run && dynid_remove_ids(v, dv, sv, sd, de->d_name) < 0)
+			ret = -EIO;
+	}
+	if (dir)
+		closedir(dir);
+	return ret;
+}
+
 static bool nvme_is_builtin(void)
 {
 	return access("/sys/module/nvme", F_OK) == 0 &&
 	       access("/sys/module/nvme/initstate", F_OK) != 0;
 }
 
-static int persist(const char *merged, bool dry_run)
+static int persist(const char *merged, const struct vwc_quirks_opts *qo)
 {
 	char cur[1200], want[1200];
 	FILE *f;
@@ -318,12 +1456,12 @@ static int persist(const char *merged, bool dry_run)
 		 "options nvme quirks=%s\n", merged);
 	if (!read_line(VWC_MODPROBE_FILE, cur, sizeof(cur)) &&
 	    !strncmp(cur, want, strlen(want) - 1)) {
-		printf("  %s already up to date\n", VWC_MODPROBE_FILE);
+		out(qo, "  %s already up to date\n", VWC_MODPROBE_FILE);
 		return 0;
 	}
-	printf("  write %s: options nvme quirks=%s%s\n", VWC_MODPROBE_FILE,
-	       merged, dry_run ? " (dry run)" : "");
-	if (dry_run)
+	out(qo, "  write %s: options nvme quirks=%s%s\n", VWC_MODPROBE_FILE,
+	       merged, qo->dry_run ? " (dry run)" : "");
+	if (qo->dry_run)
 		return 0;
 	mkdir("/etc/modprobe.d", 0755);
 	f = fopen(VWC_MODPROBE_FILE ".tmp", "we");
@@ -333,11 +1471,11 @@ static int persist(const char *merged, bool dry_run)
 	}
 	if (rename(VWC_MODPROBE_FILE ".tmp", VWC_MODPROBE_FILE) < 0)
 		return -errno;
-	printf("  takes effect at the next boot or nvme module reload; 'nvme vwc audit' then shows it\n");
+	out(qo, "  takes effect at the next boot or nvme module reload; 'nvme vwc audit' then shows it\n");
 	return 0;
 }
 
-int vwc_quirks_apply(struct vwc_run *r, bool dry_run)
+int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo)
 {
 	char merged[1024] = "", base[1024];
 	bool any = false;
@@ -346,19 +1484,35 @@ int vwc_quirks_apply(struct vwc_run *r, bool dry_run)
 	admin_quirks(base, sizeof(base));
 	for (i = 0; i < r->topo.nr_ctrls; i++) {
 		struct vwc_ctrl *c = &r->topo.ctrls[i];
+		char addr[16];
+		struct qdev d;
+		int rr;
 
 		if (!c->wanted || !vwc_quirk_has(c->hwdb_quirks, QUIRK_DWZ))
 			continue;
-		printf("%s (pci %s): quirk database says %s\n", c->name,
-		       c->pci_id, QUIRK_DWZ);
+		out(qo, "%s (pci %s): quirk database says %s\n", c->name,
+		    c->pci_id, QUIRK_DWZ);
 		if (c->has_kernel_quirks)
-			printf("  kernel quirk %s: %s\n", QUIRK_DWZ,
-			       vwc_quirk_has(c->kernel_quirks, QUIRK_DWZ) ?
-			       "active" : "not active");
+			out(qo, "  kernel quirk %s: %s\n", QUIRK_DWZ,
+			    vwc_quirk_has(c->kernel_quirks, QUIRK_DWZ) ?
+			    "active" : "not active");
 		else
-			printf("  kernel quirk state: not shown by this kernel (no quirks attribute)\n");
-		if (write_zeroes_runtime(r, c, i, dry_run))
-			ret = -EIO;
+			out(qo, "  kernel quirk state: not shown by this kernel (no quirks attribute)\n");
+		if (ctrl_pci_addr(c->name, addr, sizeof(addr)) ||
+		    qdev_load(&d, addr)) {
+			vwc_err("%s: not a PCI controller: no dynamic ID possible",
+				c->name);
+			ret = -ENODEV;
+			continue;
+		}
+		rr = apply_dev(&d, qo);
+		if (rr) {
+			ret = rr;	/* refused or failed: nothing else */
+			continue;
+		}
+		/* the rebind re-created the namespaces: the topology is stale */
+		if (!strcmp(d.ctrl, c->name) && !qo->dry_run)
+			write_zeroes_runtime(r, c, i, qo);
 		if (vwc_quirks_merge(any ? merged : base, c->pci_id, QUIRK_DWZ,
 				     merged, sizeof(merged)) == 0)
 			any = true;
@@ -366,23 +1520,38 @@ int vwc_quirks_apply(struct vwc_run *r, bool dry_run)
 	if (!any)
 		return ret;
 	if (access("/sys/module/nvme/parameters/quirks", F_OK)) {
-		printf("persistent: this kernel's nvme driver has no quirks parameter; only a kernel carrying the quirk can disable Write Zeroes for good\n");
+		out(qo, "persistent: this kernel's nvme driver has no quirks parameter; the udev rule (and the initramfs hook for the root file system) adds the dynamic ID again at every boot and hotplug\n");
 		return ret;
 	}
 	if (nvme_is_builtin()) {
-		printf("persistent: NVMe is built into this kernel; 'nvme.quirks=%s' on the kernel command line is rejected at boot on current kernels (parsed before the memory allocator is up). Options: a kernel with NVMe as a module (then re-run to write %s), or a kernel that carries the quirk.\n",
-		       merged, VWC_MODPROBE_FILE);
+		out(qo, "persistent: NVMe is built into this kernel, where 'nvme.quirks=%s' on the kernel command line is rejected at boot; the udev rule (and the initramfs hook) adds the dynamic ID again at every boot and hotplug\n",
+		    merged);
 		return ret;
 	}
-	if (persist(merged, dry_run))
+	if (persist(merged, qo))
 		ret = -EIO;
 	return ret;
 }
 
+int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
+			       bool dry_run, bool quiet)
+{
+	int a = wzu_restore(ns, syspath, dry_run, quiet);
+	int b = restore_ns_ctrls(syspath, dry_run, quiet);
+
+	if (a < 0 || b < 0)
+		return a < 0 ? a : b;
+	return a || b;
+}
+
 int vwc_quirks_remove_modprobe(bool dry_run, bool quiet)
 {
+	int r = restore_leftover_dynids(dry_run, quiet);
+
+	if (r < 0)
+		return r;
 	if (access(VWC_MODPROBE_FILE, F_OK))
-		return 0;
+		return r;
 	if (!quiet)
 		printf("remove %s%s\n", VWC_MODPROBE_FILE,
 		       dry_run ? " (dry run)" : "");

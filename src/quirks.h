@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 struct udev;
+struct vwc_config;
 struct vwc_run;
 
 /*
@@ -57,28 +58,152 @@ bool vwc_quirk_has(const char *list, const char *name);
 int vwc_quirks_merge(const char *current, const char *id, const char *quirk,
 		     char *out, size_t len);
 
+/* nvme-pci's NVME_QUIRK_DISABLE_WRITE_ZEROES (enum nvme_quirks, 1 << 9) */
+#define VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES	(1UL << 9)
+
+/**
+ * vwc_quirk_bit() - the bit of one nvme quirk name (pure)
+ * @name:	a name as /sys/class/nvme/nvmeN/quirks prints it ("bogus_nid")
+ * @len:	its length
+ *
+ * The list is the kernel's enum nvme_quirks in bit order, named as its
+ * nvme_quirk_name() names them.
+ *
+ * Return: the bit number, or -1 for a name this tool does not know.
+ */
+int vwc_quirk_bit(const char *name, size_t len);
+
+/**
+ * vwc_quirks_mask() - turn a list of quirk names into nvme-pci's mask (pure)
+ * @list:	names separated by newlines, commas or blanks ("" is 0)
+ * @mask:	result
+ * @bad:	on -EINVAL, the first name not known
+ * @len:	size of @bad
+ *
+ * Return: 0, or -EINVAL when a name is unknown (nothing can then be
+ * computed that keeps every quirk the kernel gave the device).
+ */
+int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
+		    size_t len);
+
+/**
+ * vwc_alias_names_id() - does a module alias name this PCI device's IDs (pure)
+ * @pattern:	"pci:v00001B36d00000010sv*sd*bc*sc*i*" (modules.alias form)
+ * @modalias:	the device's modalias ("pci:v00001B36d00000010sv...")
+ *
+ * Only entries with a concrete vendor and device count: the class-wide
+ * entry every NVMe controller matches ("pci:v*d*sv*sd*bc01sc08i02*") does
+ * not say the driver's table has quirks for the device.
+ *
+ * Return: true if @pattern names a vendor and device and matches.
+ */
+bool vwc_alias_names_id(const char *pattern, const char *modalias);
+
+/**
+ * vwc_driver_table_lists() - is a PCI device in a driver's own ID table
+ * @moddir:	/lib/modules/<release> (or NVME_VWC_SYNC_MODULES_DIR)
+ * @driver:	module name, "nvme"
+ * @modalias:	the device's modalias
+ * @src:	on return, the file that answered
+ * @len:	size of @src
+ *
+ * Reads modules.alias (a module) and modules.builtin.modinfo (built in;
+ * kernels before about 6.13 do not list device-table aliases there).
+ *
+ * Return: 1 listed by vendor and device, 0 not listed, -ENOENT when no
+ * file lists any alias of @driver (the table cannot be known).
+ */
+int vwc_driver_table_lists(const char *moddir, const char *driver,
+			   const char *modalias, char *src, size_t len);
+
+/**
+ * vwc_mountinfo_uses() - does one /proc/self/mountinfo line mount a device
+ * @line:	the line
+ * @devt:	"259:1" (the dev file of the block device)
+ * @devnode:	"/dev/nvme0n1p1"
+ * @where:	on a match, "/mnt (ext4)"
+ * @len:	size of @where
+ *
+ * Matches on major:minor, and on the mount source for file systems that
+ * report an anonymous device number (btrfs).
+ *
+ * Return: true on a match.
+ */
+bool vwc_mountinfo_uses(const char *line, const char *devt,
+			const char *devnode, char *where, size_t len);
+
+/**
+ * struct vwc_quirks_opts - how quirks runs
+ * @dry_run:		only print the steps
+ * @quiet:		print only errors
+ * @automatic:		run by udev (or with --keep-restored): leave alone
+ *			what restore handed back in this boot
+ * @cfg:		configuration for the write-cache policy applied
+ *			again to re-created namespaces (may be NULL)
+ */
+struct vwc_quirks_opts {
+	bool dry_run;
+	bool quiet;
+	bool automatic;
+	const struct vwc_config *cfg;
+};
+
 /**
  * vwc_quirks_apply() - apply what the running kernel allows
  * @r:		run (quirks filled)
- * @dry_run:	only print the steps
+ * @qo:		options
  *
- * Run time: write_zeroes_unmap_max_bytes to 0 where that file exists.
- * Persistent: a modprobe.d snippet where nvme is a module with a quirks
- * parameter. Each step is printed.
+ * For each selected controller the quirk database lists with
+ * disable_write_zeroes whose Write Zeroes is still enabled: a PCI dynamic
+ * ID for its exact IDs on the nvme driver, with driver_data = the quirks
+ * the kernel gives it | NVME_QUIRK_DISABLE_WRITE_ZEROES, then unbind and
+ * bind, when none of its namespaces is in use; verified after. Also
+ * write_zeroes_unmap_max_bytes to 0 where that file exists, and a
+ * modprobe.d snippet where nvme is a module with a quirks parameter.
+ * Each step is printed.
+ *
+ * Return: 0 or a negative errno (a controller refused or failed).
+ */
+int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo);
+
+/**
+ * vwc_quirks_apply_pci() - the same for one PCI function (udev's add event)
+ * @udev:	libudev context (hwdb)
+ * @addr:	"0000:01:00.0"
+ * @qo:		options
+ *
+ * When the function is not bound yet and the value is known, the dynamic
+ * ID binds it with the quirk from the start; when nvme is bound, as for a
+ * controller; when no driver is registered yet, nothing (the controller's
+ * own add event comes later).
  *
  * Return: 0 or a negative errno.
  */
-int vwc_quirks_apply(struct vwc_run *r, bool dry_run);
+int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
+			 const struct vwc_quirks_opts *qo);
 
 /**
- * vwc_quirks_restore_runtime() - undo write_zeroes_unmap_max_bytes = 0
+ * vwc_quirks_is_pci_addr() - is @s a PCI address "dddd:bb:dd.f" (pure)
+ * @s:	string
+ *
+ * Return: true if it is.
+ */
+bool vwc_quirks_is_pci_addr(const char *s);
+
+/**
+ * vwc_quirks_restore_runtime() - undo what quirks did at run time
  * @ns:		namespace name
  * @syspath:	its sysfs directory
  * @dry_run:	only print
  * @quiet:	print nothing
  *
- * Only if this tool recorded the change and the value is still 0; puts
- * back the kernel's own value, write_zeroes_unmap_max_hw_bytes.
+ * write_zeroes_unmap_max_bytes: only if this tool recorded the change and
+ * the value is still 0; puts back the kernel's own value,
+ * write_zeroes_unmap_max_hw_bytes. A PCI dynamic ID this tool added for
+ * the namespace's controller: remove_id, then unbind and bind the
+ * controller when none of its namespaces is in use (once per controller),
+ * so Write Zeroes comes back; automatic runs leave it alone until the next
+ * boot or an explicit quirks.
  *
  * Return: 1 restored, 0 nothing to do or left alone, negative errno.
  */
@@ -86,9 +211,13 @@ int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
 			       bool dry_run, bool quiet);
 
 /**
- * vwc_quirks_remove_modprobe() - remove the snippet this tool wrote
+ * vwc_quirks_remove_modprobe() - remove the files and IDs this tool added
  * @dry_run:	only print
  * @quiet:	print nothing
+ *
+ * The modprobe.d snippet, and the PCI dynamic IDs recorded for devices no
+ * longer present (those of present controllers go through
+ * vwc_quirks_restore_runtime(), which rebinds).
  *
  * Return: 1 removed, 0 none, negative errno on failure.
  */

@@ -1,0 +1,181 @@
+#!/bin/sh
+# vm: ctrl wc=on
+# vm: ctrl wc=on intel
+# vm: rootport
+# vm: spare
+# kernels: 6.1 6.12 7.2 7.2-generic
+# timeout: 400
+#
+# Seed 003 (Crucial T700/T705: slow Write Zeroes) on every kernel, at run
+# time: `quirks` adds a PCI dynamic ID on the nvme driver whose driver_data
+# is the device's quirks | NVME_QUIRK_DISABLE_WRITE_ZEROES, then unbinds and
+# binds the controller. QEMU's 1b36:0010 is listed through an admin hwdb
+# file; the Intel-ID controller beside it (8086:5845) is not listed.
+# Shown: refusal while mounted or open (message names the holder, exit 1,
+# nothing changed); Write Zeroes commands counted at the nvme_setup_cmd
+# tracepoint before and after; the unlisted controller never rebound;
+# restore; udev coldplug leaving a restored controller alone; a hot-added
+# listed drive coming up with Write Zeroes off through the PCI add rule.
+#
+# 6.1 and 6.12 show no quirks attribute, and QEMU's ID is in their nvme
+# table (bogus_nid): the tool must refuse. To exercise the mechanism there,
+# NVME_VWC_SYNC_MODULES_DIR points the table lookup at a modules.alias
+# listing only nvme's class-wide entry, standing in for a T700 that the
+# table does not list (the dynamic ID then drops bogus_nid: harmless for
+# one QEMU controller).
+. /vwc/guest/lib.sh
+
+tool=nvme-vwc-sync
+lst=$(ctrl_by_serial VWC0)
+unl=$(ctrl_by_serial VWC1)
+ns=$(ns_of "$lst")
+uns=$(ns_of "$unl")
+q=/sys/block/$ns/queue
+addr=$(basename "$(readlink -f /sys/class/nvme/$lst/device)")
+seq() { cat "/sys/block/$1/diskseq" 2>/dev/null || echo "?"; }
+kq() { tr '\n' , <"/sys/class/nvme/$1/quirks" 2>/dev/null || echo "(no quirks attribute)"; }
+wz() { cat "/sys/block/$1/queue/write_zeroes_max_bytes"; }
+info "kernel $(uname -r): listed $lst ($addr, $ns) wz=$(wz "$ns") quirks=$(kq "$lst"); unlisted $unl ($uns) wz=$(wz "$uns") quirks=$(kq "$unl")"
+wz0=$(wz "$ns")
+[ "$wz0" != 0 ] && pass "before: Write Zeroes enabled on the listed drive ($wz0)" || fail "before: Write Zeroes enabled" "$wz0"
+
+mkdir -p /etc/udev/hwdb.d
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+check_cmd "systemd-hwdb update" systemd-hwdb update
+
+# Write Zeroes commands reach the drive? Count them at the tracepoint.
+T=/sys/kernel/tracing
+mount -t tracefs nodev $T 2>/dev/null
+wzcmds() { # DEV: Write Zeroes (opcode 8) I/O commands during a 32 MiB zeroout
+	echo 0 >$T/tracing_on
+	echo >$T/trace
+	echo 'opcode == 8 && qid != 0' >$T/events/nvme/nvme_setup_cmd/filter
+	echo 1 >$T/events/nvme/nvme_setup_cmd/enable
+	echo 1 >$T/tracing_on
+	_s0=$(awk '{ print $5, $7 }' "/sys/block/$1/stat")
+	_t0=$(/usr/bin/date +%s%N)
+	/usr/sbin/blkdiscard -f --zeroout --step 1M --length 32M "/dev/$1" || { echo "blkdiscard failed" >&2; echo -1; return; }
+	_ms=$((($(/usr/bin/date +%s%N) - _t0) / 1000000))
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/nvme/nvme_setup_cmd/enable
+	_s1=$(awk '{ print $5, $7 }' "/sys/block/$1/stat")
+	_n=$(grep -c nvme_setup_cmd $T/trace)
+	info "$1: blkdiscard --zeroout 32M in ${_ms} ms; Write Zeroes commands $_n; stat write I/Os and sectors $_s0 -> $_s1" >&2
+	echo "$_n ${_s1#* }"
+}
+if [ -d $T/events/nvme/nvme_setup_cmd ]; then
+	n=$(wzcmds "$ns")
+	[ "${n% *}" -gt 0 ] && pass "before: blkdiscard --zeroout sends Write Zeroes (${n% *} commands)" || fail "before: Write Zeroes sent" "$n"
+else
+	skip "tracepoint" "no nvme_setup_cmd tracepoint"
+fi
+
+MODS=
+if [ ! -e "/sys/class/nvme/$lst/quirks" ]; then
+	# no quirks attribute: the tool must refuse, and say why
+	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	check_eq "no quirks attribute, no module lists: exit 1" "$rc" 1
+	grep -q "does not show a controller's quirks" /tmp/q.out && pass "refusal says the table cannot be known" || fail "refusal message" "$(cat /tmp/q.out)"
+	mkdir -p /tmp/mods-listed /tmp/mods
+	printf 'alias pci:v00001B36d00000010sv*sd*bc*sc*i* nvme\nalias pci:v*d*sv*sd*bc01sc08i02* nvme\n' >/tmp/mods-listed/modules.alias
+	NVME_VWC_SYNC_MODULES_DIR=/tmp/mods-listed $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	check_eq "ID in the driver's table, quirks unknown: exit 1" "$rc" 1
+	grep -q "is in this kernel's nvme table" /tmp/q.out && pass "refusal names the table entry" || fail "refusal message" "$(cat /tmp/q.out)"
+	check_eq "refusals changed nothing" "$(wz "$ns")" "$wz0"
+	printf 'alias pci:v*d*sv*sd*bc01sc08i02* nvme\n' >/tmp/mods/modules.alias
+	MODS=/tmp/mods
+	export NVME_VWC_SYNC_MODULES_DIR=$MODS
+	info "from here: NVME_VWC_SYNC_MODULES_DIR=$MODS (QEMU's ID not in the table, as a T700)"
+fi
+
+# refusal: mounted
+s0=$(seq "$ns")
+mke2fs -q "/dev/$ns" >/dev/null 2>&1
+mkdir -p /mnt/t && mount "/dev/$ns" /mnt/t
+$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+check_eq "mounted: exit 1" "$rc" 1
+grep -q "$ns is mounted on /mnt/t" /tmp/q.out && pass "mounted: message names the mount" || fail "mounted message" "$(cat /tmp/q.out)"
+umount /mnt/t
+# refusal: open by a process
+sleep 60 <"/dev/$ns" &
+sp=$!
+sleep 0.3
+$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+kill $sp; wait $sp 2>/dev/null
+check_eq "open: exit 1" "$rc" 1
+grep -q "$ns is open by pid $sp (sleep)" /tmp/q.out && pass "open: message names the process" || fail "open message" "$(cat /tmp/q.out)"
+check_eq "refusals: nothing changed (write_zeroes_max_bytes, diskseq)" "$(wz "$ns") $(seq "$ns")" "$wz0 $s0"
+check_eq "refusals: no dynamic ID recorded" "$(ls /run/nvme-vwc-sync/dynid 2>/dev/null | wc -l)" 0
+
+# apply
+us0=$(seq "$uns")
+$tool quirks --dry-run "$lst" >/tmp/q.out 2>&1
+check_eq "dry run changes nothing" "$(wz "$ns") $(seq "$ns")" "$wz0 $s0"
+$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+info "quirks said: $(tr '\n' '|' </tmp/q.out)"
+check_eq "quirks: exit 0" "$rc" 0
+check_eq "Write Zeroes disabled at run time (write_zeroes_max_bytes)" "$(wz "$ns")" 0
+[ "$(seq "$ns")" != "$s0" ] && pass "listed controller rebound (diskseq $s0 -> $(seq "$ns"))" || fail "rebound" "diskseq $(seq "$ns")"
+if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	grep -qx disable_write_zeroes "/sys/class/nvme/$lst/quirks" && pass "kernel quirks show disable_write_zeroes" || fail "quirks attribute" "$(kq "$lst")"
+	grep -qx bogus_nid "/sys/class/nvme/$lst/quirks" && pass "the table's bogus_nid kept" || fail "bogus_nid kept" "$(kq "$lst")"
+fi
+check_eq "dynamic ID recorded" "$(cat /run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100 2>&1)" "$(if [ -n "$MODS" ]; then echo '1b36 0010 1af4 1100 0 0 200'; else echo '1b36 0010 1af4 1100 0 0 40200'; fi)"
+check_eq "unlisted controller never rebound (diskseq)" "$(seq "$uns")" "$us0"
+if [ -d $T/events/nvme/nvme_setup_cmd ]; then
+	n=$(wzcmds "$ns")
+	check_eq "after: blkdiscard --zeroout sends no Write Zeroes, writes 32 MiB of zeroes (commands, sectors)" "$n" "0 65536"
+fi
+echo x | $DD of="/dev/$ns" bs=4k count=1 conv=sync oflag=direct status=none && pass "I/O works after the rebind" || fail "I/O after" "dd failed"
+s1=$(seq "$ns")
+$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+check_eq "quirks again: exit 0, nothing rebound" "$rc $(seq "$ns")" "0 $s1"
+grep -q "already" /tmp/q.out && pass "quirks again says it is already done" || fail "idempotent message" "$(cat /tmp/q.out)"
+
+# restore
+$tool restore "$lst" >/tmp/r.out 2>&1; rc=$?
+info "restore said: $(tr '\n' '|' </tmp/r.out)"
+check_eq "restore: exit 0" "$rc" 0
+check_eq "restore: Write Zeroes back" "$(wz "$ns")" "$wz0"
+[ "$(seq "$ns")" != "$s1" ] && pass "restore rebound the controller" || fail "restore rebind" "diskseq"
+check_eq "restore: dynamic ID record gone" "$(ls /run/nvme-vwc-sync/dynid 2>/dev/null | wc -l)" 0
+if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	grep -qx disable_write_zeroes "/sys/class/nvme/$lst/quirks" && fail "restore: quirk gone" "$(kq "$lst")" || pass "restore: kernel quirks without disable_write_zeroes (dynamic ID removed)"
+fi
+# removed from the driver: a manual rebind keeps Write Zeroes
+echo "$addr" >/sys/bus/pci/drivers/nvme/unbind && echo "$addr" >/sys/bus/pci/drivers/nvme/bind
+wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
+check_eq "restore: a manual rebind still has Write Zeroes (no dynamic ID left)" "$(wz "$ns")" "$wz0"
+check_eq "unlisted controller still never rebound" "$(seq "$uns")" "$us0"
+
+# udev: coldplug leaves the restored controller alone for this boot
+if [ -n "$MODS" ]; then
+	mkdir -p /etc/udev/rules.d
+	echo "ENV{NVME_VWC_SYNC_MODULES_DIR}=\"$MODS\"" >/etc/udev/rules.d/00-t700-modules-dir.rules
+fi
+s2=$(seq "$ns")
+start_udev
+check_eq "coldplug: restored controller left alone until the next boot" "$(wz "$ns") $(seq "$ns")" "$wz0 $s2"
+check_eq "coldplug: unlisted controller never rebound" "$(seq "$uns")" "$us0"
+
+# hotplug: a listed drive comes up with Write Zeroes off by itself
+host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
+sleep 1
+host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0"
+wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
+hp=$(ctrl_by_serial VWCHP)
+wait_for - 20 ns_of "$hp"
+udevadm settle --timeout=60
+hp=$(ctrl_by_serial VWCHP)
+hpns=$(ns_of "$hp")
+wait_for - 10 test -e "/sys/block/$hpns/queue/write_zeroes_max_bytes"
+check_eq "hot-add: Write Zeroes off with no manual command" "$(wz "$hpns")" 0
+info "hot-added $hp ($hpns) quirks=$(kq "$hp")"
+check_eq "hot-add: the restored controller still alone" "$(wz "$ns")" "$wz0"
+check_eq "hot-add: unlisted controller never rebound" "$(seq "$uns")" "$us0"
+$tool restore --all >/tmp/r.out 2>&1; rc=$?
+info "restore --all said: $(tr '\n' '|' </tmp/r.out)"
+check_eq "restore --all: exit 0" "$rc" 0
+hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
+check_eq "restore --all: hot-added drive has Write Zeroes back" "$(wz "$hpns")" "$wz0"
+finish
