@@ -13,8 +13,8 @@
 #
 #	--source	unpacked nvme-cli tree (scripts/fetch-nvme-cli.sh); never
 #			written to
-#	--work		scratch directory: WORK/src is a patched copy of the
-#			tree, WORK/build its meson build directory
+#	--work		scratch directory: WORK/src is a copy of the tree with
+#			the plugin folder added, WORK/build its build directory
 #	--output	where the built nvme binary is copied
 #	--core-lib	nvme-vwc-sync's static core library, linked into nvme
 #	--source-root	nvme-vwc-sync's source root: the plugin is compiled from
@@ -23,14 +23,22 @@
 #	--pkg NAME	pkg-config dependency of the core library
 #	--lib NAME	plain library (-lNAME) needed by the core library
 #
-# nvme-cli's meson.build is patched, in the copy, at two places of the 2.3
-# layout: after "subdir('plugins')" the plugin source and a dependency
-# object (include directories, core library, its dependencies) are added;
-# the dependency is appended to the nvme executable's dependencies. When
-# either place is not found exactly once the script fails and names it.
+# The plugin reaches nvme-cli the way nvme-cli's own plugins do, through
+# its plugins/ folder: PLUGINS/vwc (meson.build, vwc-nvme.c, vwc-nvme.h)
+# is copied into WORK/src/plugins/vwc with a vwc-build.txt naming the core
+# library, include directories and libraries, and then
+#	nvme-cli 2.x (cmd.h present: 2.3 to 2.16): "subdir('vwc')" is
+#		appended to plugins/meson.build, which each of these releases
+#		reads before the nvme executable is declared;
+#	nvme-cli 3.x (no cmd.h): "vwc" is added to the choices of the
+#		"plugins" option in meson_options.txt, the list nvme-cli's
+#		plugins/meson.build itself reads; the option's default selects
+#		every choice, so vwc is built with all the others.
+# nvme-cli's own meson.build is not edited. See plugins/vwc/meson.build.
 #
 # The copy and its meson setup are redone only when the tree, this script
-# or the setup arguments change; ninja does the rest incrementally.
+# or the setup arguments change; the plugin files are refreshed on every
+# run (only when they differ) and ninja does the rest incrementally.
 
 set -eu
 
@@ -38,7 +46,7 @@ prog=build-nvme-cli
 msg() { printf '%s: %s\n' "$prog" "$*" >&2; }
 die() { msg "error: $*"; exit 1; }
 
-src='' work='' output='' core_lib='' source_root='' build_root='' deps=''
+src='' work='' output='' core_lib='' source_root='' build_root='' pkgs='' libs=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--source)	src=$2; shift 2 ;;
@@ -47,8 +55,8 @@ while [ $# -gt 0 ]; do
 	--core-lib)	core_lib=$2; shift 2 ;;
 	--source-root)	source_root=$2; shift 2 ;;
 	--build-root)	build_root=$2; shift 2 ;;
-	--pkg)		deps="$deps dependency('$2'),"; shift 2 ;;
-	--lib)		deps="$deps cc.find_library('$2'),"; shift 2 ;;
+	--pkg)		pkgs="$pkgs $2"; shift 2 ;;
+	--lib)		libs="$libs $2"; shift 2 ;;
 	--)		shift; break ;;
 	*)		die "unknown argument '$1'" ;;
 	esac
@@ -65,72 +73,81 @@ source_root=$(abspath "$source_root")
 build_root=$(abspath "$build_root")
 mkdir -p "$work"
 work=$(abspath "$work")
-plugin_c=$source_root/plugins/vwc/vwc-nvme.c
+plugin_dir=$source_root/plugins/vwc
 
-if [ ! -f "$src/meson.build" ] || [ ! -f "$src/plugin.c" ]; then
+if [ ! -f "$src/meson.build" ] ||
+   { [ ! -f "$src/plugin.c" ] && [ ! -f "$src/src/plugin.c" ]; }; then
 	die "$src is not an nvme-cli source tree (see scripts/fetch-nvme-cli.sh)"
 fi
 [ -f "$core_lib" ] || die "core library $core_lib not built"
-[ -f "$plugin_c" ] || die "plugin source $plugin_c not found"
-case "$src$core_lib$source_root$build_root" in
-*\'*|*\\*) die "paths must not contain quotes or backslashes" ;;
+for f in meson.build vwc-nvme.c vwc-nvme.h; do
+	[ -f "$plugin_dir/$f" ] || die "plugin file $plugin_dir/$f not found"
+done
+case "$src$core_lib$source_root$build_root$pkgs$libs" in
+*=*|*"
+"*) die "paths and names must not contain '=' or newlines" ;;
 esac
 
 meson=${MESON:-meson}
 ninja=${NINJA:-ninja}
 
-# 1. Patched copy of the tree.
+# 1. Copy of the tree, hooked to plugins/vwc.
 stamp="source=$src
 fetched=$(cat "$src/.vwc-fetched" 2>/dev/null || echo unknown)
-script=$(cksum < "$0")
-core=$core_lib
-root=$source_root
-build=$build_root
-deps=$deps"
+script=$(cksum < "$0")"
 if [ "$(cat "$work/src.stamp" 2>/dev/null)" != "$stamp" ]; then
 	msg "copying $src"
 	rm -rf "$work/src" "$work/build" "$work/src.stamp" "$work/setup.stamp"
 	cp -R "$src" "$work/src.tmp"
+	if [ -f "$work/src.tmp/cmd.h" ]; then
+		pm=$work/src.tmp/plugins/meson.build
+		[ -f "$pm" ] ||
+			die "nvme-cli 2.x tree without plugins/meson.build: cannot add the plugin"
+		msg "nvme-cli 2.x: plugins/meson.build gets subdir('vwc')"
+		printf "\n# nvme-vwc-sync (build-nvme-cli.sh)\nsubdir('vwc')\n" >> "$pm"
+	else
+		mo=$work/src.tmp/meson_options.txt
+		msg "nvme-cli 3.x: 'vwc' among the choices of option 'plugins'"
+		awk '
+		/^option\($/ { opt = "" }
+		/^[ \t]*'\''plugins'\'',?[ \t]*$/ || /^option\([ \t]*'\''plugins'\''/ { opt = "plugins" }
+		opt == "plugins" && /^[ \t]*choices[ \t]*:[ \t]*\[/ && !done {
+			sub(/\[/, "['\''vwc'\'', ")
+			done = 1
+		}
+		{ print }
+		END { if (!done) exit 3 }
+		' "$mo" > "$mo.new" ||
+			die "nvme-cli 3.x layout changed: no choices list of option 'plugins' in $src/meson_options.txt"
+		mv "$mo.new" "$mo"
+		[ -f "$work/src.tmp/plugins/meson.build" ] &&
+			grep -q 'subdir(plugin_name' "$work/src.tmp/plugins/meson.build" ||
+			die "nvme-cli 3.x layout changed: plugins/meson.build does not subdir() into selected plugins"
+	fi
+	mkdir -p "$work/src.tmp/plugins/vwc"
 	mv "$work/src.tmp" "$work/src"
-
-	msg "patching nvme-cli meson.build"
-	mb=$work/src/meson.build
-	awk -v plugin_c="$plugin_c" -v root="$source_root" \
-	    -v build="$build_root" -v core="$core_lib" -v deps="$deps" '
-	BEGIN { plugins = 0; exe = 0 }
-	{ print }
-	$0 == "subdir('\''plugins'\'')" {
-		plugins++
-		print "# nvme-vwc-sync: vwc plugin (added by build-nvme-cli.sh)"
-		print "sources += [ '\''" plugin_c "'\'' ]"
-		print "vwc_plugin_dep = declare_dependency("
-		print "  include_directories: include_directories('\''" root "'\'', '\''" build "'\''),"
-		print "  link_args: [ '\''" core "'\'' ],"
-		print "  dependencies: [" deps " ])"
-	}
-	' "$mb" > "$mb.tmp"
-	# The second edit: the nvme executable gets the dependency.
-	awk '
-	BEGIN { n = 0 }
-	/^ *libhugetlbfs_dep \],$/ && in_exe {
-		sub(/libhugetlbfs_dep \],$/, "libhugetlbfs_dep, vwc_plugin_dep ],")
-		n++
-	}
-	/^executable\($/ { pending = 1 }
-	pending && /^  '\''nvme'\'',$/ { in_exe = 1 }
-	/^\)$/ { pending = 0; in_exe = 0 }
-	{ print }
-	END { if (n != 1) exit 3 }
-	' "$mb.tmp" > "$mb.new" ||
-		die "nvme-cli layout changed: the dependencies of executable('nvme', ...) in $src/meson.build do not end with 'libhugetlbfs_dep ],' (pinned to nvme-cli 2.3)"
-	[ "$(grep -c '^vwc_plugin_dep = ' "$mb.new")" = 1 ] ||
-		die "nvme-cli layout changed: no single line \"subdir('plugins')\" in $src/meson.build (pinned to nvme-cli 2.3)"
-	mv "$mb.new" "$mb"
-	rm -f "$mb.tmp"
 	printf '%s\n' "$stamp" > "$work/src.stamp"
 fi
 
-# 2. meson setup, when the arguments changed.
+# The plugin folder, refreshed when its files differ (ninja sees the change).
+put() { # put CONTENT-FILE DEST
+	cmp -s "$1" "$2" || cp "$1" "$2"
+}
+for f in meson.build vwc-nvme.c vwc-nvme.h; do
+	put "$plugin_dir/$f" "$work/src/plugins/vwc/$f"
+done
+printf 'core_lib=%s\ninc=%s %s\npkgs=%s\nlibs=%s\n' "$core_lib" \
+	"$source_root" "$build_root" "$pkgs" "$libs" > "$work/vwc-build.txt"
+put "$work/vwc-build.txt" "$work/src/plugins/vwc/vwc-build.txt"
+
+# 2. meson setup, when the arguments changed. nvme-cli 3.x builds libnvme3
+# in the tree: linked statically, the nvme binary stands alone (it does not
+# pick up another libnvme3 at run time) and its tests and examples are not
+# needed here.
+if [ ! -f "$work/src/cmd.h" ]; then
+	set -- -Ddefault_library=static -Dtests=false -Dexamples=false \
+		-Dpython=disabled "$@"
+fi
 setup="$*"
 if [ ! -f "$work/build/build.ninja" ] ||
    [ "$(cat "$work/setup.stamp" 2>/dev/null)" != "$setup" ]; then

@@ -2,6 +2,7 @@
 /*
  * vwc-nvme.h - command table of the nvme-cli plugin "vwc"
  *
+ * nvme-cli 2.x only (3.x has no cmd.h: vwc-nvme.c registers in plain C).
  * Read several times by nvme-cli's define_cmd.h/cmd_handler.h, once per
  * stage (prototypes, struct command, command list, plugin registration),
  * like every nvme-cli plugin header. The entries are not written here:
@@ -11,6 +12,8 @@
  * COMMAND_LIST() takes its argument as `args...` and, since the argument
  * is not stringified or pasted, the preprocessor expands VWC_VERBS() and
  * then ENTRY() with whatever definition the current stage gave ENTRY.
+ *
+ * VWC_PLUGIN_DESC is defined by vwc-nvme.c, the only includer.
  *
  * Reached as "nvme vwc <verb>" and, through nvme-cli's "plugin-command"
  * form, as "nvme vwc-<verb>". The callback for verb ident is
@@ -29,8 +32,7 @@
 #define VWC_PLUGIN_ENTRY(name, ident, summary) \
 	ENTRY(name, summary, vwc_##ident##_cmd)
 
-PLUGIN(NAME("vwc", "Make the block layer follow the NVMe volatile write cache (nvme-vwc-sync)",
-	    VWC_VERSION),
+PLUGIN(NAME("vwc", VWC_PLUGIN_DESC, VWC_VERSION),
 	COMMAND_LIST(
 		VWC_VERBS(VWC_PLUGIN_ENTRY)
 	)
