@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * watch: the sidecar. Re-applies the policy for a controller whenever its
- * cache state can have changed, driven by events:
+ * watch: the sidecar. Keeps the topology it found (re-discovered only on
+ * udev add/remove events) and reacts per controller: an event on nvme3
+ * costs one Get Features 06h to nvme3 and the sysfs writes that differ.
  *
+ * What makes a controller's cache state worth a look:
+ *  - kernel side (kwatch.c): an admin Set Features seen on the nvme
+ *    tracepoints, whatever path sent it (a held descriptor, /dev/ngXnY,
+ *    io_uring passthrough). Feature 06h with WCE=1 puts the controller's
+ *    namespaces in write back at once, before the drive has even
+ *    completed the command; until the completion is seen, no evaluation
+ *    of that controller may choose write through; after it, WCE is read
+ *    again.
  *  - udev: controller and namespace add/remove (hotplug, rescan), change
  *    events (NVME_EVENT=connected after a reset, NVME_AEN for SMART);
  *  - inotify IN_CLOSE on /dev/nvmeN, /dev/nvmeNnM and /dev/ngNnM: any
- *    process that sent a passthrough command (e.g. "nvme set-feature -f 6")
- *    closes the node afterwards;
- *  - inotify IN_CLOSE_WRITE on reset_controller and rescan_controller;
- *  - after a reset or rescan, re-checks at 0.3 s, 1.5 s and 5 s, since
- *    the kernel's scan work runs asynchronously (6.1 puts write_cache
- *    back to write back when it does);
+ *    process that sent a passthrough command closes the node afterwards
+ *    (the fallback where the tracepoints cannot be used);
+ *  - inotify IN_CLOSE_WRITE on reset_controller and rescan_controller,
+ *    then re-checks at 0.3 s, 1.5 s and 5 s, since the kernel's scan work
+ *    runs asynchronously (6.1 puts write_cache back to write back);
  *  - a safety net every --interval seconds (default 60): write_cache
- *    compared to the last decision (sysfs only) and Get Features 06h,
- *    only to controllers that report a cache, through held file
- *    descriptors. Nothing else is polled.
+ *    compared to the last decision and Get Features 06h, only to
+ *    controllers that report a cache.
  *
- * The daemon sends its own commands through descriptors it keeps open,
- * so its accesses raise no close events and cannot wake it in a loop.
+ * Every evaluation holds the writers' lock (lock.h). The daemon sends its
+ * own commands through descriptors it keeps open, so they raise no close
+ * events; its own Get Features are not Set Features, and its Set Features
+ * 0Bh (SMART events) is not feature 06h: it cannot wake itself in a loop.
+ * No fixed limits: every controller, namespace and path the host has.
  */
 #include <errno.h>
 #include <poll.h>
@@ -38,22 +48,31 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "kwatch.h"
+#include "lock.h"
 #include "log.h"
 #include "nvme-io.h"
 
-#define WATCH_MAX	256
-#define SETTLE_N	3
+#define SETTLE_N		3
+#define PENDING_TIMEOUT		2.0	/* s: a completion never seen */
+#define LOCK_RETRY		1.0	/* s: after the lock could not be had */
 
 static const double settle_delay[SETTLE_N] = { 0.3, 1.5, 5.0 };
 
 struct watched_ctrl {
 	char name[VWC_NAME_LEN];
+	int instance;			/* N of nvmeN */
 	int fd;
-	bool present;		/* last probe: cache present */
-	int wce;		/* last known WCE, -1 unknown */
-	bool dirty;
+	bool full;			/* needs Identify, WCE and SMART */
+	bool wce;			/* needs Get Features 06h */
+	bool known;			/* facts below are valid */
+	struct vwc_facts facts;
+	uint8_t vwc, critical_warning;
 	double settle[SETTLE_N];	/* pending re-checks, 0 none */
-	bool seen;		/* in the latest topology */
+	uint16_t *pending;		/* Set Features 06h not completed */
+	int nr_pending;
+	double pending_since;
+	bool seen;			/* in the latest topology */
 };
 
 struct watched_ns {
@@ -64,22 +83,38 @@ struct watched_ns {
 
 struct wd_entry {
 	int wd;
-	char name[VWC_NAME_LEN];	/* nvme0, nvme0n1, ng0n1 */
+	char name[VWC_NAME_LEN];	/* nvme0, nvme0n1 (also for ng0n1) */
 	bool ctl_file;			/* reset_controller/rescan_controller */
 };
 
 struct watch {
-	struct udev *udev;
-	const struct vwc_config *cfg;
+	struct vwc_run run;		/* the topology, kept between events */
+	bool rescan;
 	int ifd;
-	struct watched_ctrl ctrl[WATCH_MAX];
+	struct vwc_kwatch *kw;
+	struct watched_ctrl *ctrl;
 	int nr_ctrl;
-	struct watched_ns ns[WATCH_MAX];
+	struct watched_ns *ns;
 	int nr_ns;
-	struct wd_entry wds[WATCH_MAX * 4];
+	struct wd_entry *wds;
 	int nr_wds;
-	unsigned long events, evaluations;
+	bool inotify_full_warned;
+	double lock_retry;		/* 0, or when to try again */
+	unsigned long events, evaluations, kernel_events;
 };
+
+/* Grow *arr (of *nr elements of size sz) by one zeroed element. */
+static void *grow(void *arr_p, int *nr, size_t sz)
+{
+	void **arr = arr_p;
+	char *p = realloc(*arr, (*nr + 1) * sz);
+
+	if (!p)
+		return NULL;
+	*arr = p;
+	memset(p + *nr * sz, 0, sz);
+	return p + (*nr)++ * sz;
+}
 
 static double now_s(void)
 {
@@ -99,6 +134,16 @@ static struct watched_ctrl *find_ctrl(struct watch *w, const char *name)
 	return NULL;
 }
 
+static struct watched_ctrl *find_instance(struct watch *w, int instance)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (w->ctrl[i].instance == instance)
+			return &w->ctrl[i];
+	return NULL;
+}
+
 static struct watched_ns *find_ns(struct watch *w, const char *name)
 {
 	int i;
@@ -114,27 +159,42 @@ static void add_wd(struct watch *w, const char *path, const char *name,
 {
 	uint32_t mask = ctl_file ? IN_CLOSE_WRITE :
 				   IN_CLOSE_WRITE | IN_CLOSE_NOWRITE;
+	struct wd_entry *e;
 	int wd, i;
 
 	wd = inotify_add_watch(w->ifd, path, mask);
 	if (wd < 0) {
-		vwc_dbg("cannot watch %s: %s", path, strerror(errno));
+		if (errno == ENOSPC && !w->inotify_full_warned) {
+			vwc_warn("cannot watch %s: inotify watch limit reached (fs.inotify.max_user_watches); close events of further devices are missed, the nvme tracepoints and the safety net still see them",
+				 path);
+			w->inotify_full_warned = true;
+		} else {
+			vwc_dbg("cannot watch %s: %s", path, strerror(errno));
+		}
 		return;
 	}
 	for (i = 0; i < w->nr_wds; i++)
 		if (w->wds[i].wd == wd)
 			return;
-	if (w->nr_wds == WATCH_MAX * 4)
+	e = grow(&w->wds, &w->nr_wds, sizeof(*e));
+	if (!e) {
+		inotify_rm_watch(w->ifd, wd);
 		return;
-	w->wds[w->nr_wds].wd = wd;
-	w->wds[w->nr_wds].ctl_file = ctl_file;
-	snprintf(w->wds[w->nr_wds].name, VWC_NAME_LEN, "%s", name);
-	w->nr_wds++;
+	}
+	e->wd = wd;
+	e->ctl_file = ctl_file;
+	snprintf(e->name, sizeof(e->name), "%s", name);
 }
 
-static void drop_wd(struct watch *w, int i)
+static void drop_wds_of(struct watch *w, const char *name)
 {
-	w->wds[i] = w->wds[--w->nr_wds];
+	int j;
+
+	for (j = 0; j < w->nr_wds; j++)
+		if (!strcmp(w->wds[j].name, name)) {
+			inotify_rm_watch(w->ifd, w->wds[j].wd);
+			w->wds[j--] = w->wds[--w->nr_wds];
+		}
 }
 
 /* Re-enable SMART critical warning events (the kernel leaves them off). */
@@ -144,6 +204,8 @@ static void arm_smart_events(struct watched_ctrl *c)
 	char buf[128];
 	int r;
 
+	if (c->fd <= 0)
+		return;
 	r = vwc_nvme_get_aec(c->fd, &aec);
 	if (!r && (aec & 0xff) != 0xff)
 		r = vwc_nvme_set_aec(c->fd, aec | 0xff);
@@ -161,11 +223,45 @@ static void schedule_settle(struct watched_ctrl *c)
 		c->settle[i] = t + settle_delay[i];
 }
 
-/* Bring the watch set in line with the current topology. */
-static void sync_topology(struct watch *w, struct vwc_topo *t)
+/* The controllers reaching namespace @ns_name need WCE read again. */
+static void mark_ns_ctrls(struct watch *w, const char *ns_name)
 {
-	char path[VWC_PATH_LEN + 32], gen[VWC_NAME_LEN + 8];
-	int i, j;
+	const struct vwc_topo *t = &w->run.topo;
+	int i = vwc_topo_find_ns(t, ns_name), j;
+
+	if (i < 0)
+		return;
+	for (j = 0; j < t->ns[i].nr_ctrl; j++) {
+		struct watched_ctrl *c =
+			find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
+
+		if (c)
+			c->wce = true;
+	}
+}
+
+static void forget_ctrl(struct watch *w, int i)
+{
+	struct watched_ctrl *c = &w->ctrl[i];
+
+	vwc_info("%s: gone", c->name);
+	if (c->fd > 0)
+		close(c->fd);
+	free(c->pending);
+	drop_wds_of(w, c->name);
+	w->ctrl[i] = w->ctrl[--w->nr_ctrl];
+}
+
+/*
+ * Bring the watch set in line with the run's topology, and hand the
+ * known facts and held descriptors to the topology's controllers.
+ */
+static void sync_watchset(struct watch *w)
+{
+	struct vwc_topo *t = &w->run.topo;
+	char path[VWC_PATH_LEN + 32];
+	unsigned int a, b;
+	int i;
 
 	for (i = 0; i < w->nr_ctrl; i++)
 		w->ctrl[i].seen = false;
@@ -177,19 +273,21 @@ static void sync_topology(struct watch *w, struct vwc_topo *t)
 		struct watched_ctrl *c = find_ctrl(w, tc->name);
 
 		if (!c) {
-			if (w->nr_ctrl == WATCH_MAX)
+			c = grow(&w->ctrl, &w->nr_ctrl, sizeof(*c));
+			if (!c) {
+				vwc_err("%s: out of memory: not watched", tc->name);
 				continue;
-			c = &w->ctrl[w->nr_ctrl++];
-			memset(c, 0, sizeof(*c));
+			}
 			snprintf(c->name, sizeof(c->name), "%s", tc->name);
-			c->wce = -1;
+			if (sscanf(c->name, "nvme%d", &c->instance) != 1)
+				c->instance = -1;
 			c->fd = vwc_nvme_open(tc->devnode);
 			if (c->fd < 0)
 				vwc_warn("%s: cannot open %s: %s", c->name,
 					 tc->devnode, strerror(-c->fd));
 			else
 				arm_smart_events(c);
-			c->dirty = true;
+			c->full = true;
 			add_wd(w, tc->devnode, tc->name, false);
 			snprintf(path, sizeof(path), "%s/reset_controller",
 				 tc->syspath);
@@ -201,128 +299,227 @@ static void sync_topology(struct watch *w, struct vwc_topo *t)
 		}
 		c->seen = true;
 		tc->held_fd = c->fd;
+		if (c->known) {
+			tc->probed = true;
+			tc->facts = c->facts;
+			tc->vwc = c->vwc;
+			tc->critical_warning = c->critical_warning;
+			tc->decision = vwc_policy_decide(&tc->facts);
+		}
 	}
 	for (i = 0; i < t->nr_ns; i++) {
 		struct watched_ns *n = find_ns(w, t->ns[i].name);
-		unsigned int a, b;
 
+		if (n) {
+			n->seen = true;
+			continue;
+		}
+		n = grow(&w->ns, &w->nr_ns, sizeof(*n));
 		if (!n) {
-			if (w->nr_ns == WATCH_MAX)
-				continue;
-			n = &w->ns[w->nr_ns++];
-			memset(n, 0, sizeof(*n));
-			snprintf(n->name, sizeof(n->name), "%s", t->ns[i].name);
-			snprintf(path, sizeof(path), "/dev/%s", n->name);
-			add_wd(w, path, n->name, false);
-			if (sscanf(n->name, "nvme%un%u", &a, &b) == 2) {
-				snprintf(gen, sizeof(gen), "ng%un%u", a, b);
-				snprintf(path, sizeof(path), "/dev/%s", gen);
-				add_wd(w, path, n->name, false);
-			}
+			vwc_err("%s: out of memory: not watched", t->ns[i].name);
+			continue;
 		}
 		n->seen = true;
+		snprintf(n->name, sizeof(n->name), "%s", t->ns[i].name);
+		snprintf(path, sizeof(path), "/dev/%s", n->name);
+		add_wd(w, path, n->name, false);
+		if (sscanf(n->name, "nvme%un%u", &a, &b) == 2) {
+			snprintf(path, sizeof(path), "/dev/ng%un%u", a, b);
+			add_wd(w, path, n->name, false);
+		}
+		/* a new namespace: its controllers decide for it */
+		mark_ns_ctrls(w, n->name);
 	}
 	/* forget what is gone; inotify drops its watches by itself */
-	for (i = 0; i < w->nr_ctrl; i++) {
-		if (w->ctrl[i].seen)
-			continue;
-		vwc_info("%s: gone", w->ctrl[i].name);
-		if (w->ctrl[i].fd > 0)
-			close(w->ctrl[i].fd);
-		for (j = 0; j < w->nr_wds; j++)
-			if (!strcmp(w->wds[j].name, w->ctrl[i].name)) {
-				inotify_rm_watch(w->ifd, w->wds[j].wd);
-				drop_wd(w, j--);
-			}
-		w->ctrl[i--] = w->ctrl[--w->nr_ctrl];
-	}
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (!w->ctrl[i].seen)
+			forget_ctrl(w, i--);
 	for (i = 0; i < w->nr_ns; i++) {
 		if (w->ns[i].seen)
 			continue;
-		for (j = 0; j < w->nr_wds; j++)
-			if (!strcmp(w->wds[j].name, w->ns[i].name)) {
-				inotify_rm_watch(w->ifd, w->wds[j].wd);
-				drop_wd(w, j--);
-			}
+		drop_wds_of(w, w->ns[i].name);
 		w->ns[i--] = w->ns[--w->nr_ns];
 	}
 }
 
-/* Evaluate every dirty controller (and so every namespace it reaches). */
+static void rescan(struct watch *w)
+{
+	int r = vwc_run_rescan(&w->run);
+
+	if (r) {
+		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
+		return;
+	}
+	w->rescan = false;
+	sync_watchset(w);
+	vwc_info("topology: %d controller(s), %d namespace(s)",
+		 w->run.topo.nr_ctrls, w->run.topo.nr_ns);
+}
+
+static bool take_lock(struct watch *w)
+{
+	int r = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+
+	if (!r)
+		return true;
+	vwc_err("cannot take the writers' lock %s: %s (holder pid %d); trying again in %.0f s",
+		vwc_lock_path(), strerror(-r), vwc_lock_holder(), LOCK_RETRY);
+	w->lock_retry = now_s() + LOCK_RETRY;
+	return false;
+}
+
+static void release_lock(void)
+{
+	double before = vwc_lock_longest_ms();
+
+	vwc_lock_release();
+	if (vwc_lock_longest_ms() > before)
+		vwc_info("longest hold of the writers' lock so far: %.1f ms",
+			 vwc_lock_longest_ms());
+}
+
+/*
+ * A Set Features 06h with WCE=1 was submitted to @c: the safe direction
+ * at once, without waiting for the drive.
+ */
+static void write_back_now(struct watch *w, struct watched_ctrl *c)
+{
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_ENABLED };
+	struct vwc_topo *t = &w->run.topo;
+	int ci = vwc_topo_find_ctrl(t, c->name), i;
+
+	if (ci < 0 || !take_lock(w))
+		return;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		struct watched_ns *n;
+
+		if (!vwc_ns_has_ctrl(ns, ci))
+			continue;
+		vwc_blk_apply(ns, wb, false);
+		n = find_ns(w, ns->name);
+		if (n && ns->action != VWC_ACT_FAILED)
+			n->expected = VWC_MODE_WRITE_BACK;
+	}
+	release_lock();
+}
+
+/* Probe and apply for every controller that needs it. */
 static void evaluate(struct watch *w)
 {
-	struct vwc_run r;
-	bool any = false;
-	int i, ret;
-
-	ret = vwc_run_init(&r, "watch", w->cfg);
-	if (ret) {
-		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
-		return;
-	}
-	sync_topology(w, &r.topo);
-	for (i = 0; i < r.topo.nr_ctrls; i++) {
-		struct watched_ctrl *c = find_ctrl(w, r.topo.ctrls[i].name);
-
-		if (c && c->dirty) {
-			vwc_run_select_ctrl(&r, i);
-			c->dirty = false;
-			any = true;
-		}
-	}
-	if (any) {
-		w->evaluations++;
-		vwc_run_probe(&r);
-		vwc_run_apply(&r);
-		vwc_run_irq_coalesce(&r);
-		for (i = 0; i < r.topo.nr_ctrls; i++) {
-			struct vwc_ctrl *tc = &r.topo.ctrls[i];
-			struct watched_ctrl *c = find_ctrl(w, tc->name);
-
-			if (!c || !tc->probed)
-				continue;
-			c->present = tc->facts.present == VWC_TRI_YES;
-			c->wce = tc->facts.wce == VWC_TRI_UNKNOWN ? -1 :
-				 tc->facts.wce == VWC_TRI_YES;
-		}
-		for (i = 0; i < r.topo.nr_ns; i++) {
-			struct vwc_ns *tn = &r.topo.ns[i];
-			struct watched_ns *n = find_ns(w, tn->name);
-
-			if (n && tn->wanted && tn->action != VWC_ACT_FAILED)
-				n->expected = tn->decision.mode;
-		}
-	}
-	vwc_run_free(&r);
-}
-
-/* Every watched controller reaching @ns needs a re-evaluation. */
-static void mark_ctrls_of(struct watch *w, const struct vwc_topo *t,
-			  const struct vwc_ns *ns)
-{
-	int j;
-
-	for (j = 0; j < ns->nr_ctrl; j++) {
-		struct watched_ctrl *c =
-			find_ctrl(w, t->ctrls[ns->ctrl[j]].name);
-
-		if (c)
-			c->dirty = true;
-	}
-}
-
-static void mark_ns_ctrls(struct watch *w, const char *ns_name)
-{
-	struct vwc_topo t;
+	struct vwc_topo *t = &w->run.topo;
+	bool any = false, full = false;
 	int i;
 
-	/* which controllers reach it: the topology knows */
-	if (vwc_topo_scan(w->udev, &t))
+	for (i = 0; i < w->nr_ctrl; i++)
+		any |= w->ctrl[i].full || w->ctrl[i].wce;
+	if (!any || (w->lock_retry && now_s() < w->lock_retry))
 		return;
-	i = vwc_topo_find_ns(&t, ns_name);
-	if (i >= 0)
-		mark_ctrls_of(w, &t, &t.ns[i]);
-	vwc_topo_free(&t);
+	if (!take_lock(w))
+		return;
+	w->lock_retry = 0;
+	w->evaluations++;
+	for (i = 0; i < t->nr_ctrls; i++)
+		t->ctrls[i].wanted = false;
+	for (i = 0; i < t->nr_ns; i++)
+		t->ns[i].wanted = false;
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct watched_ctrl *c = find_ctrl(w, t->ctrls[i].name);
+
+		if (c && (c->full || c->wce))
+			vwc_run_select_ctrl(&w->run, i);
+	}
+	/* the selected controllers, and the multipath peers never probed */
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *tc = &t->ctrls[i];
+		struct watched_ctrl *c = find_ctrl(w, tc->name);
+
+		if (!tc->wanted || !c)
+			continue;
+		if (c->full || !c->known) {
+			vwc_probe_ctrl(&w->run, tc);
+			full = true;
+		} else if (c->wce) {
+			vwc_probe_ctrl_wce(&w->run, tc);
+		}
+		/* a Set Features 06h in flight: the cache may be on */
+		if (c->nr_pending && tc->facts.wce != VWC_TRI_UNKNOWN) {
+			tc->facts.wce = VWC_TRI_UNKNOWN;
+			tc->decision = vwc_policy_decide(&tc->facts);
+		}
+		c->full = c->wce = false;
+	}
+	vwc_run_apply(&w->run);
+	if (full)
+		vwc_run_irq_coalesce(&w->run);
+	release_lock();
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *tc = &t->ctrls[i];
+		struct watched_ctrl *c = find_ctrl(w, tc->name);
+
+		if (!c || !tc->wanted || !tc->probed)
+			continue;
+		c->known = !tc->err;
+		c->facts = tc->facts;
+		c->vwc = tc->vwc;
+		c->critical_warning = tc->critical_warning;
+	}
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *tn = &t->ns[i];
+		struct watched_ns *n;
+
+		if (!tn->wanted || tn->action == VWC_ACT_FAILED)
+			continue;
+		n = find_ns(w, tn->name);
+		if (n)
+			n->expected = tn->decision.mode;
+	}
+}
+
+static void on_kernel_event(void *arg, const struct vwc_kw_event *ev)
+{
+	struct watch *w = arg;
+	struct watched_ctrl *c;
+	uint16_t *p;
+	int i;
+
+	w->kernel_events++;
+	if (ev->kind == VWC_KW_LOST) {
+		vwc_warn("nvme tracepoint events lost: reading every cache state again");
+		for (i = 0; i < w->nr_ctrl; i++)
+			w->ctrl[i].wce = true;
+		return;
+	}
+	c = find_instance(w, ev->ctrl);
+	if (!c)
+		return;
+	if (ev->kind == VWC_KW_SET_FEATURES) {
+		if (ev->fid != 0x06)
+			return;
+		vwc_info("%s: Set Features 06h WCE=%u submitted (cid %u)",
+			 c->name, ev->cdw11 & 1, ev->cid);
+		p = realloc(c->pending, (c->nr_pending + 1) * sizeof(*p));
+		if (p) {
+			c->pending = p;
+			c->pending[c->nr_pending++] = ev->cid;
+			c->pending_since = now_s();
+		}
+		if (ev->cdw11 & 1)
+			write_back_now(w, c);
+		c->wce = true;
+		return;
+	}
+	for (i = 0; i < c->nr_pending; i++) {
+		if (c->pending[i] != ev->cid)
+			continue;
+		c->pending[i] = c->pending[--c->nr_pending];
+		c->wce = true;
+		vwc_info("%s: Set Features 06h completed (cid %u)", c->name,
+			 ev->cid);
+		break;
+	}
 }
 
 static void on_inotify(struct watch *w)
@@ -332,86 +529,92 @@ static void on_inotify(struct watch *w)
 	char *p;
 	int i;
 
-	len = read(w->ifd, buf, sizeof(buf));
-	for (p = buf; len > 0 && p < buf + len;) {
-		struct inotify_event *ev = (struct inotify_event *)p;
+	while ((len = read(w->ifd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + len;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
 
-		p += sizeof(*ev) + ev->len;
-		w->events++;
-		for (i = 0; i < w->nr_wds; i++) {
-			struct watched_ctrl *c;
+			p += sizeof(*ev) + ev->len;
+			w->events++;
+			for (i = 0; i < w->nr_wds; i++) {
+				struct watched_ctrl *c;
 
-			if (w->wds[i].wd != ev->wd)
-				continue;
-			if (ev->mask & IN_IGNORED) {
-				drop_wd(w, i);
-				break;
-			}
-			c = find_ctrl(w, w->wds[i].name);
-			if (c) {
-				c->dirty = true;
-				if (w->wds[i].ctl_file) {
+				if (w->wds[i].wd != ev->wd)
+					continue;
+				if (ev->mask & IN_IGNORED) {
+					w->wds[i] = w->wds[--w->nr_wds];
+					break;
+				}
+				c = find_ctrl(w, w->wds[i].name);
+				if (!c) {
+					mark_ns_ctrls(w, w->wds[i].name);
+				} else if (w->wds[i].ctl_file) {
 					vwc_info("%s: reset or rescan requested",
 						 c->name);
+					c->full = true;
 					schedule_settle(c);
+				} else {
+					c->wce = true;
 				}
-			} else {
-				mark_ns_ctrls(w, w->wds[i].name);
+				break;
 			}
-			break;
 		}
 	}
 }
 
 static void on_udev(struct watch *w, struct udev_monitor *mon)
 {
-	struct udev_device *dev = udev_monitor_receive_device(mon);
-	const char *action, *sysname, *aen, *event;
-	char name[VWC_NAME_LEN];
-	struct watched_ctrl *c;
-	enum vwc_kind kind;
+	struct udev_device *dev;
 
-	if (!dev)
-		return;
-	w->events++;
-	action = udev_device_get_action(dev);
-	sysname = udev_device_get_sysname(dev);
-	kind = vwc_name_classify(sysname, name, sizeof(name));
-	aen = udev_device_get_property_value(dev, "NVME_AEN");
-	event = udev_device_get_property_value(dev, "NVME_EVENT");
-	vwc_info("uevent %s %s%s%s%s%s", action ? action : "?", sysname,
-		 aen ? " NVME_AEN=" : "", aen ? aen : "",
-		 event ? " NVME_EVENT=" : "", event ? event : "");
+	while ((dev = udev_monitor_receive_device(mon))) {
+		const char *action, *sysname, *aen, *event;
+		char name[VWC_NAME_LEN];
+		struct watched_ctrl *c;
+		enum vwc_kind kind;
 
-	if (kind == VWC_KIND_CTRL) {
-		/* a new controller is found (and made dirty) by the rescan */
-		c = find_ctrl(w, name);
-		if (c) {
-			c->dirty = true;
-			if (event || (action && !strcmp(action, "change") && !aen)) {
-				schedule_settle(c);
-				if (c->fd > 0)
+		w->events++;
+		action = udev_device_get_action(dev);
+		action = action ? action : "?";
+		sysname = udev_device_get_sysname(dev);
+		kind = vwc_name_classify(sysname, name, sizeof(name));
+		aen = udev_device_get_property_value(dev, "NVME_AEN");
+		event = udev_device_get_property_value(dev, "NVME_EVENT");
+		vwc_info("uevent %s %s%s%s%s%s", action, sysname,
+			 aen ? " NVME_AEN=" : "", aen ? aen : "",
+			 event ? " NVME_EVENT=" : "", event ? event : "");
+
+		if (!strcmp(action, "add") || !strcmp(action, "remove")) {
+			/* topology changes come from udev: rediscover */
+			if (kind == VWC_KIND_CTRL || kind == VWC_KIND_NS ||
+			    kind == VWC_KIND_PATH)
+				w->rescan = true;
+		} else if (kind == VWC_KIND_CTRL) {
+			c = find_ctrl(w, name);
+			if (c) {
+				/* Identify and SMART again: firmware activation
+				 * and backup failures come this way */
+				c->full = true;
+				if (event || !aen) {
+					schedule_settle(c);
 					arm_smart_events(c);
+				}
+			} else {
+				w->rescan = true;
 			}
-		}
-	} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
-		if (action && strcmp(action, "remove"))
+		} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
 			mark_ns_ctrls(w, name);
+		}
+		udev_device_unref(dev);
 	}
-	udev_device_unref(dev);
-	/* add and remove: the watch set follows at the next evaluation */
 }
 
-/* The periodic safety net: sysfs compare, and Get Features 06h only. */
+/* The periodic safety net: write_cache against the last decision, and WCE. */
 static void safety_net(struct watch *w)
 {
-	struct vwc_topo t;
+	struct vwc_topo *t = &w->run.topo;
 	int i;
 
-	if (vwc_topo_scan(w->udev, &t))
-		return;
-	for (i = 0; i < t.nr_ns; i++) {
-		struct vwc_ns *tn = &t.ns[i];
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *tn = &t->ns[i];
 		struct watched_ns *n = find_ns(w, tn->name);
 		enum vwc_mode cur;
 
@@ -420,29 +623,78 @@ static void safety_net(struct watch *w)
 			continue;
 		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
 			 vwc_mode_str(cur), vwc_mode_str(n->expected));
-		mark_ctrls_of(w, &t, tn);
+		mark_ns_ctrls(w, tn->name);
 	}
-	vwc_topo_free(&t);
+	/* Get Features 06h only to controllers that report a cache */
 	for (i = 0; i < w->nr_ctrl; i++) {
 		struct watched_ctrl *c = &w->ctrl[i];
-		bool wce;
 
-		if (!c->present || c->fd <= 0)
-			continue;
-		if (vwc_nvme_get_wce(c->fd, &wce) || (int)wce != c->wce)
-			c->dirty = true;
+		if (!c->known || c->facts.present == VWC_TRI_YES)
+			c->wce = true;
 	}
+}
+
+/* Timers: settle re-checks and Set Features whose completion never came. */
+static double run_timers(struct watch *w, double t)
+{
+	double due = 0;
+	int i, j;
+
+	for (i = 0; i < w->nr_ctrl; i++) {
+		struct watched_ctrl *c = &w->ctrl[i];
+
+		for (j = 0; j < SETTLE_N; j++) {
+			if (!c->settle[j])
+				continue;
+			if (c->settle[j] <= t) {
+				c->settle[j] = 0;
+				c->full = true;
+				/* the kernel rewrites 0Bh when it resets */
+				arm_smart_events(c);
+			} else if (!due || c->settle[j] < due) {
+				due = c->settle[j];
+			}
+		}
+		if (!c->nr_pending)
+			continue;
+		if (c->pending_since + PENDING_TIMEOUT <= t) {
+			vwc_info("%s: no completion seen for %d Set Features 06h: reading WCE",
+				 c->name, c->nr_pending);
+			c->nr_pending = 0;
+			c->wce = true;
+		} else if (!due || c->pending_since + PENDING_TIMEOUT < due) {
+			due = c->pending_since + PENDING_TIMEOUT;
+		}
+	}
+	if (w->lock_retry && (!due || w->lock_retry < due))
+		due = w->lock_retry;
+	return due;
+}
+
+static void watch_free(struct watch *w)
+{
+	while (w->nr_ctrl)
+		forget_ctrl(w, 0);
+	free(w->ctrl);
+	free(w->ns);
+	free(w->wds);
+	vwc_kwatch_close(w->kw);
+	if (w->ifd >= 0)
+		close(w->ifd);
+	vwc_run_free(&w->run);
 }
 
 int cmd_watch(int argc, char **argv)
 {
 	struct udev_monitor *mon = NULL;
+	struct pollfd *pfd = NULL;
 	struct vwc_config cfg;
 	struct watch w;
 	struct vwc_opts o;
 	sigset_t mask;
 	double next_net, period;
-	int sfd = -1, ret = VWC_EXIT_ERROR, i;
+	char why[300];
+	int sfd = -1, ret = VWC_EXIT_ERROR, npfd, r;
 
 	if (vwc_opts_parse(argc, argv, &o, "watch"))
 		return VWC_EXIT_USAGE;
@@ -450,9 +702,10 @@ int cmd_watch(int argc, char **argv)
 		printf("Usage: %s watch [--interval=<seconds>] [--config=<file>] [-v]\n\n"
 		       "Sidecar: keep every NVMe namespace's write cache mode right when the\n"
 		       "controller's cache state can change (Set Features 06h by any process,\n"
-		       "controller reset, namespace rescan, hotplug, SMART events). Event driven;\n"
-		       "a safety net every --interval seconds (default 60) compares write_cache\n"
-		       "and sends only Get Features 06h to controllers that report a cache.\n"
+		       "seen on the nvme tracepoints where the kernel allows, controller reset,\n"
+		       "namespace rescan, hotplug, SMART events). Event driven; a safety net\n"
+		       "every --interval seconds (default 60) compares write_cache and sends\n"
+		       "only Get Features 06h to controllers that report a cache.\n"
 		       "Stops on SIGTERM or SIGINT.\n", vwc_prog);
 		return 0;
 	}
@@ -463,19 +716,24 @@ int cmd_watch(int argc, char **argv)
 		return VWC_EXIT_ERROR;
 
 	memset(&w, 0, sizeof(w));
-	w.cfg = &cfg;
-	w.udev = udev_new();
+	w.ifd = -1;
+	r = vwc_run_init(&w.run, "watch", &cfg);
+	if (r) {
+		vwc_err("watch: cannot scan NVMe devices: %s", strerror(-r));
+		return VWC_EXIT_ERROR;
+	}
+	w.run.keep_restored = true;
 	w.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (!w.udev || w.ifd < 0 || sfd < 0) {
+	if (w.ifd < 0 || sfd < 0) {
 		vwc_err("watch: cannot set up: %s", strerror(errno));
 		goto out;
 	}
-	mon = udev_monitor_new_from_netlink(w.udev, "udev");
+	mon = udev_monitor_new_from_netlink(w.run.udev, "udev");
 	if (!mon ||
 	    udev_monitor_filter_add_match_subsystem_devtype(mon, "nvme", NULL) ||
 	    udev_monitor_filter_add_match_subsystem_devtype(mon, "block", "disk") ||
@@ -484,83 +742,78 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	}
 	udev_monitor_set_receive_buffer_size(mon, 4 * 1024 * 1024);
+	r = vwc_kwatch_open(&w.kw, why, sizeof(why));
+	if (r)
+		vwc_notice("kernel-side Set Features detection unavailable (%s): relying on close events, udev and the safety net",
+			   why);
+	npfd = 3 + vwc_kwatch_nr_fds(w.kw);
+	pfd = calloc(npfd, sizeof(*pfd));
+	if (!pfd) {
+		vwc_err("watch: out of memory");
+		goto out;
+	}
+	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = udev_monitor_get_fd(mon), .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = w.ifd, .events = POLLIN };
+	vwc_kwatch_pollfds(w.kw, pfd + 3, npfd - 3);
 
-	/* everything present now is dirty: evaluate once at start */
+	/* everything present now is new: evaluated once at start */
+	sync_watchset(&w);
 	evaluate(&w);
-	vwc_notice("watching %d controller(s), safety net every %.0f s",
-		   w.nr_ctrl, period);
+	vwc_notice("watching %d controller(s), %d namespace(s)%s, safety net every %.0f s",
+		   w.nr_ctrl, w.nr_ns,
+		   w.kw ? ", Set Features seen on the nvme tracepoints" : "",
+		   period);
 	next_net = now_s() + period;
 
 	for (;;) {
-		struct pollfd pfd[3] = {
-			{ .fd = udev_monitor_get_fd(mon), .events = POLLIN },
-			{ .fd = w.ifd, .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
-		};
-		double t = now_s(), due = next_net;
-		bool dirty = false, udev_seen;
-		int timeout, j;
+		double t = now_s(), due;
+		int timeout, i;
 
-		for (i = 0; i < w.nr_ctrl; i++)
-			for (j = 0; j < SETTLE_N; j++)
-				if (w.ctrl[i].settle[j] && w.ctrl[i].settle[j] < due)
-					due = w.ctrl[i].settle[j];
+		due = run_timers(&w, t);
+		if (!due || next_net < due)
+			due = next_net;
 		timeout = due <= t ? 0 : (int)((due - t) * 1000) + 1;
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			break;
-		if (pfd[2].revents & POLLIN) {
+		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) > 0) {
-				vwc_notice("signal %u: stopping (%lu events, %lu evaluations)",
-					   si.ssi_signo, w.events, w.evaluations);
+				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms)",
+					   si.ssi_signo, w.events,
+					   w.kernel_events, w.evaluations,
+					   vwc_lock_longest_ms());
 				ret = VWC_EXIT_OK;
 				break;
 			}
 		}
-		/* let a burst of events coalesce into one evaluation */
-		if (pfd[0].revents & POLLIN || pfd[1].revents & POLLIN)
-			usleep(20000);
-		udev_seen = false;
-		while (poll(pfd, 2, 0) > 0) {
-			if (pfd[0].revents & POLLIN) {
-				on_udev(&w, mon);
-				udev_seen = true;
+		/* the kernel's word first: it may call for write back now */
+		for (i = 3; i < npfd; i++)
+			if (pfd[i].revents & POLLIN) {
+				vwc_kwatch_read(w.kw, on_kernel_event, &w);
+				break;
 			}
-			if (pfd[1].revents & POLLIN)
-				on_inotify(&w);
-		}
+		if (pfd[1].revents & POLLIN)
+			on_udev(&w, mon);
+		if (pfd[2].revents & POLLIN)
+			on_inotify(&w);
+		if (w.rescan)
+			rescan(&w);
 		t = now_s();
-		for (i = 0; i < w.nr_ctrl; i++)
-			for (j = 0; j < SETTLE_N; j++)
-				if (w.ctrl[i].settle[j] && w.ctrl[i].settle[j] <= t) {
-					w.ctrl[i].settle[j] = 0;
-					w.ctrl[i].dirty = true;
-					/* the kernel rewrites 0Bh when it resets */
-					if (w.ctrl[i].fd > 0)
-						arm_smart_events(&w.ctrl[i]);
-				}
+		run_timers(&w, t);
 		if (t >= next_net) {
 			safety_net(&w);
 			next_net = t + period;
 		}
-		for (i = 0; i < w.nr_ctrl; i++)
-			dirty |= w.ctrl[i].dirty;
-		/* a hotplugged controller or namespace: rescan finds it */
-		if (dirty || udev_seen)
-			evaluate(&w);
+		evaluate(&w);
 	}
 out:
-	for (i = 0; i < w.nr_ctrl; i++)
-		if (w.ctrl[i].fd > 0)
-			close(w.ctrl[i].fd);
+	free(pfd);
 	if (mon)
 		udev_monitor_unref(mon);
-	if (w.udev)
-		udev_unref(w.udev);
-	if (w.ifd >= 0)
-		close(w.ifd);
 	if (sfd >= 0)
 		close(sfd);
+	watch_free(&w);
 	return ret;
 }

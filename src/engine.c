@@ -220,6 +220,45 @@ out:
 		 vwc_reason_str(c->decision.reason));
 }
 
+void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
+{
+	bool wce;
+	int fd, ret;
+
+	if (!c->probed || c->err || c->facts.present != VWC_TRI_YES)
+		return;
+	c->facts.wce = VWC_TRI_UNKNOWN;
+	fd = vwc_ctrl_fd(c);
+	if (fd < 0) {
+		note(c, "open", fd);
+	} else {
+		ret = vwc_nvme_get_wce(fd, &wce);
+		if (ret)
+			note(c, "Get Features 06h", ret);
+		else
+			c->facts.wce = tri(wce);
+		vwc_ctrl_fd_put(c, fd);
+	}
+	c->decision = vwc_policy_decide(&c->facts);
+	vwc_info("%s: wce=%s -> %s (%s)", c->name,
+		 vwc_tri_wce_str(c->facts.wce), vwc_mode_str(c->decision.mode),
+		 vwc_reason_str(c->decision.reason));
+}
+
+int vwc_run_rescan(struct vwc_run *r)
+{
+	struct vwc_topo t;
+	int ret;
+
+	ret = vwc_topo_scan(r->udev, &t);
+	if (ret)
+		return ret;
+	vwc_topo_free(&r->topo);
+	r->topo = t;
+	vwc_quirks_fill(r);
+	return 0;
+}
+
 void vwc_run_probe(struct vwc_run *r)
 {
 	int i;
@@ -274,9 +313,10 @@ static void recheck(struct vwc_run *r)
 		for (j = 0; j < ns->nr_ctrl; j++)
 			again[ns->ctrl[j]] = true;
 	}
+	/* only WCE can have changed since the probe: read just that */
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (again[i])
-			vwc_probe_ctrl(r, &t->ctrls[i]);
+			vwc_probe_ctrl_wce(r, &t->ctrls[i]);
 	free(again);
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];

@@ -115,6 +115,24 @@ int vwc_ctrl_fd(const struct vwc_ctrl *c);
 void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd);
 
 /**
+ * vwc_probe_ctrl_wce() - read WCE again, keeping the other facts
+ * @r:	run
+ * @c:	controller probed before by vwc_probe_ctrl()
+ *
+ * One Get Features 06h, sent only to a controller that reported a cache;
+ * a failure leaves WCE unknown (write-back). The decision is recomputed.
+ */
+void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c);
+
+/**
+ * vwc_run_rescan() - discover the topology again, keeping the run
+ * @r:	run; its controllers' facts and selections are lost
+ *
+ * Return: 0 or a negative errno (the old topology is kept then).
+ */
+int vwc_run_rescan(struct vwc_run *r);
+
+/**
  * vwc_run_probe() - probe every controller reaching a selected namespace
  * @r:	run
  */
