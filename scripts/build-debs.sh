@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Build the Debian packages of this tree in a clean chroot of SUITE, as
+# sbuild and pbuilder do: `dpkg-buildpackage -us -uc -b` in the chroot made
+# by scripts/chroot.sh (cached), then lintian from the same suite.
+#
+#   build-debs.sh [--version V] [--head] SUITE [OUTDIR]
+#
+# SUITE: bookworm or trixie (sid works too). OUTDIR defaults to
+# build-debs/SUITE in the repository (git-ignored); it receives the .deb
+# files, the .changes and .buildinfo, build.log and lintian.txt. The source
+# is the working tree's files (tracked and not ignored); with --head it is
+# the last commit (git archive HEAD) with the working tree's debian/ on top,
+# so that other people's unfinished edits stay out. --version V adds a
+# changelog entry V on top in the copy (for upgrade tests); the tree is not
+# changed. dpkg-checkbuilddeps proves debian/control's Build-Depends hold
+# in the chroot. Exit status 0 only if the build succeeded and lintian
+# reported no error (E:); warnings are listed in lintian.txt.
+# Last line on stdout: the output directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+
+log() { echo "build-debs: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+version='' head=''
+while [ "$#" -gt 0 ]; do
+	case $1 in
+	--version) version=${2:?--version needs a value}; shift 2 ;;
+	--head) head=1; shift ;;
+	*) break ;;
+	esac
+done
+suite=${1:?usage: build-debs.sh [--version V] SUITE [OUTDIR]}
+out=${2:-$REPO/build-debs/$suite}
+
+# What debian/control's Build-Depends resolve to in each suite (checked in
+# the chroot by dpkg-checkbuilddeps), plus lintian.
+deps=(libnvme-dev libssl-dev libudev-dev libjson-c-dev asciidoctor udev lintian)
+case $suite in
+bookworm) deps+=(systemd pkg-config) ;;
+*) deps+=(systemd-dev pkgconf) ;;
+esac
+
+root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
+[ -x "$root/bin/sh" ] || die "no chroot for $suite"
+
+t0=$SECONDS
+mkdir -p "$out"
+out=$(cd "$out" && pwd -P)
+work=$out/work
+rm -rf "$work"
+mkdir -p "$work"
+pkgver=$(dpkg-parsechangelog -l debian/changelog -S Version)
+src=$work/nvme-vwc-sync-${pkgver%%-*}
+mkdir -p "$src"
+if [ -n "$head" ]; then
+	git archive HEAD | tar -C "$src" -xf -
+	rm -rf "$src/debian"
+	tar -C "$REPO" -cf - debian | tar -C "$src" -xf -
+else
+	git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar -C "$REPO" --null -T - -cf - | tar -C "$src" -xf -
+fi
+if [ -n "$version" ]; then
+	{
+		printf 'nvme-vwc-sync (%s) unstable; urgency=medium\n\n' "$version"
+		printf '  * Test build %s.\n\n' "$version"
+		printf ' -- %s  %s\n\n' "$(dpkg-parsechangelog -l debian/changelog -S Maintainer)" \
+			"$(date -R)"
+		cat debian/changelog
+	} >"$src/debian/changelog"
+fi
+
+log "$suite: dpkg-buildpackage in $root"
+rc=0
+bash scripts/chroot.sh --run "$suite" "$work" -- /bin/sh -c '
+	set -e
+	cd nvme-vwc-sync-*
+	dpkg-checkbuilddeps
+	dpkg-buildpackage -us -uc -b
+' >"$out/build.log" 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then
+	tail -n 40 "$out/build.log" >&2
+	die "$suite: dpkg-buildpackage failed (exit $rc; $out/build.log)"
+fi
+rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
+mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
+rm -rf "$work"
+
+bash scripts/chroot.sh --run "$suite" "$out" -- /bin/sh -c \
+	'lintian --info --display-info --pedantic ./*.changes 2>&1 | grep -v "^running with root privileges"' \
+	>"$out/lintian.txt" 2>&1 || true
+errors=$(grep -c '^E: ' "$out/lintian.txt" || true)
+warnings=$(grep -c '^W: ' "$out/lintian.txt" || true)
+log "$suite: built in $((SECONDS - t0)) s: $(cd "$out" && echo ./*.deb); lintian: $errors error(s), $warnings warning(s) ($out/lintian.txt)"
+[ "$errors" -eq 0 ] || { grep '^E: ' "$out/lintian.txt" >&2; die "$suite: lintian errors"; }
+echo "$out"
