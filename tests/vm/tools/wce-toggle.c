@@ -22,11 +22,16 @@
  *     -f FINAL WCE value to leave behind at the end (default 0)
  * Output (one line each):
  *   WCT toggle via=ioctl i=0 wce=1 ms=12.345 timeout=0
- *   WCT summary via=ioctl wce=1 n=10 p50=12.345 p99=20.000 max=20.000 timeouts=0
+ *   WCT toggle via=ioctl i=1 wce=1 unmeasured=1 (already write back ...)
+ *   WCT summary via=ioctl wce=1 n=10 p50=12.345 p99=20.000 max=20.000
+ *       timeouts=0 unmeasured=0
  *   WCT skip via=uring reason=...
  * ms counts from the Set Features completion to the first sample reading the
- * mode that follows the new WCE. Exit status: 0 done, 1 a toggle timed out
- * or a command failed, 2 usage or setup error, 3 not supported (io_uring).
+ * mode that follows the new WCE. A toggle is timed only when write_cache
+ * read the other mode just before it; otherwise it counts as unmeasured (the
+ * previous toggle was never followed). Exit status: 0 done, 1 a toggle timed
+ * out or was unmeasured, or a command failed, 2 usage or setup error, 3 not
+ * supported (io_uring).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -223,15 +228,18 @@ static double pct(const double *v, int n, double q)
 	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-static void summary(const char *via, int wce, double *v, int n, int timeouts)
+static void summary(const char *via, int wce, double *v, int n, int timeouts,
+		    int unmeasured)
 {
 	if (!n) {
-		printf("WCT summary via=%s wce=%d n=0 timeouts=%d\n", via, wce, timeouts);
+		printf("WCT summary via=%s wce=%d n=0 timeouts=%d unmeasured=%d\n",
+		       via, wce, timeouts, unmeasured);
 		return;
 	}
 	qsort(v, n, sizeof(*v), cmp_double);
-	printf("WCT summary via=%s wce=%d n=%d p50=%.3f p99=%.3f max=%.3f timeouts=%d\n",
-	       via, wce, n, pct(v, n, 0.5), pct(v, n, 0.99), v[n - 1], timeouts);
+	printf("WCT summary via=%s wce=%d n=%d p50=%.3f p99=%.3f max=%.3f timeouts=%d unmeasured=%d\n",
+	       via, wce, n, pct(v, n, 0.5), pct(v, n, 0.99), v[n - 1], timeouts,
+	       unmeasured);
 }
 
 static int usage(void)
@@ -247,7 +255,7 @@ int main(int argc, char **argv)
 	static double on_ms[MAX_ROUNDS], off_ms[MAX_ROUNDS];
 	long count = 10, delay_ms = 100, timeout_ms = 5000;
 	int dfd, wfd = -1, opt, i, ret, v, final = 0, rc = 0;
-	int n_on = 0, n_off = 0, to_on = 0, to_off = 0;
+	int n_on = 0, n_off = 0, to_on = 0, to_off = 0, un_on = 0, un_off = 0;
 	unsigned int nsid = 0;
 	struct ring ring, *r = NULL;
 	const char *ns = NULL, *dev, *via = "ioctl", *why = NULL;
@@ -322,8 +330,16 @@ int main(int argc, char **argv)
 		int val;
 
 		for (val = 1; val >= 0; val--) {
-			double t0, ms;
+			double t0, ms, pre;
 
+			/*
+			 * A toggle is timed only from the opposite mode: when
+			 * write_cache already reads the mode WCE=val calls for
+			 * (the last toggle was never followed), the time says
+			 * nothing and the toggle counts as unmeasured.
+			 */
+			pre = wfd >= 0 ? follow(wfd, val ? "write back" :
+						"write through", now_ms(), 0) : -1;
 			ret = set_wce(r, dfd, nsid, val);
 			t0 = now_ms();
 			if (ret) {
@@ -332,7 +348,12 @@ int main(int argc, char **argv)
 				rc = 1;
 				goto out;
 			}
-			if (wfd >= 0) {
+			if (wfd >= 0 && pre >= 0) {
+				printf("WCT toggle via=%s i=%d wce=%d unmeasured=1 (already %s before the toggle)\n",
+				       via, i, val, val ? "write back" : "write through");
+				val ? un_on++ : un_off++;
+				rc = 1;
+			} else if (wfd >= 0) {
 				ms = follow(wfd, val ? "write back" : "write through", t0,
 					    timeout_ms);
 				printf("WCT toggle via=%s i=%d wce=%d ms=%.3f timeout=%d\n",
@@ -353,8 +374,8 @@ int main(int argc, char **argv)
 	}
 out:
 	if (wfd >= 0) {
-		summary(via, 1, on_ms, n_on, to_on);
-		summary(via, 0, off_ms, n_off, to_off);
+		summary(via, 1, on_ms, n_on, to_on, un_on);
+		summary(via, 0, off_ms, n_off, to_off, un_off);
 	}
 	if (set_wce(r, dfd, nsid, final))
 		rc = 1;
