@@ -188,4 +188,19 @@ info "restore --all said: $(tr '\n' '|' </tmp/r.out)"
 check_eq "restore --all: exit 0" "$rc" 0
 hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
 check_eq "restore --all: hot-added drive has Write Zeroes back" "$(wz "$hpns")" "$wz0"
+
+# the initramfs-tools init-premount script, as the initramfs runs it before
+# the root file system is mounted: every listed controller, no argument
+pm=$(ls /usr/local/share/initramfs-tools/scripts/init-premount/nvme-vwc-sync /usr/share/initramfs-tools/scripts/init-premount/nvme-vwc-sync 2>/dev/null | head -n 1)
+if [ -n "$pm" ]; then
+	sh "$pm" >/tmp/pm.out 2>&1; rc=$?
+	check_eq "init-premount script: exit 0" "$rc" 0
+	hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
+	check_eq "init-premount script: Write Zeroes off on both listed drives" "$(wz "$ns") $(wz "$hpns")" "0 0"
+	check_eq "init-premount script: unlisted controller never rebound" "$(seq "$uns")" "$us0"
+	$tool restore --all >/tmp/r.out 2>&1
+	check_eq "restore --all after the script" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
+else
+	fail "init-premount script" "not installed"
+fi
 finish
