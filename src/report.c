@@ -344,6 +344,26 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			fprintf(out, "} %d\n", v);
 		}
 	}
+	/*
+	 * Every controller reaching a namespace (one per multipath path), for
+	 * joins with the per-controller gauges: the namespace gauges above
+	 * carry only the first controller.
+	 */
+	prom_head(out, "nvme_vwc_namespace_controller",
+		  "1 for every controller reaching the namespace (multipath: one per path).");
+	for (i = 0; i < r->topo.nr_ns; i++) {
+		const struct vwc_ns *ns = &r->topo.ns[i];
+
+		if (!ns->wanted || ns->action == VWC_ACT_FAILED)
+			continue;
+		for (j = 0; j < ns->nr_ctrl; j++) {
+			fprintf(out, "nvme_vwc_namespace_controller{");
+			prom_label(out, "namespace", ns->name, false);
+			prom_label(out, "controller",
+				   r->topo.ctrls[ns->ctrl[j]].name, true);
+			fprintf(out, "} 1\n");
+		}
+	}
 	prom_head(out, "nvme_vwc_hygon_cpu",
 		  "1 if the CPU is Hygon (IRQ completion batching advisory).");
 	fprintf(out, "nvme_vwc_hygon_cpu %d\n", vwc_cpu_is_hygon());

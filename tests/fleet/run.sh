@@ -3,7 +3,9 @@
 # the VM suite. Not meson tests: they need the network (ansible-core,
 # promtool from Debian) and root.
 #   1. tests/fleet/ansible.sh BUILD: the Ansible audit playbook on localhost
-#   2. tests/fleet/check-prom-log.sh: `promtool check metrics` on the
+#   2. tests/fleet/promtool-rules.sh BUILD: the alert rules of
+#      contrib/prometheus/ (`promtool test rules`, coverage, mutants)
+#   3. tests/fleet/check-prom-log.sh: `promtool check metrics` on the
 #      Prometheus blocks of the fleet case's serial logs (LOG...), when given
 # Usage: run.sh BUILD [LOG...]   LOGs that do not exist are ignored (an
 #        unmatched glob such as build/vm-logs/*-fleet.log is fine).
@@ -47,6 +49,7 @@ part() {
 	fi
 }
 part ansible bash "$HERE/ansible.sh" "$BUILD"
+part rules bash "$HERE/promtool-rules.sh" "$BUILD"
 if [ "${#logs[@]}" -gt 0 ]; then
 	part promtool bash "$HERE/check-prom-log.sh" "${logs[@]}"
 else
