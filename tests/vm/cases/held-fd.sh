@@ -72,6 +72,7 @@ info "sidecar log (default): $(grep -v '^ ' /tmp/watch.log | tail -n 3 | tr '\n'
 # 2. the fallback's figure: the safety net every 2 s. Kernel-side detection,
 # where the sidecar has it, is switched off for this run by hiding tracefs.
 umount /sys/kernel/tracing 2>/dev/null
+umount /sys/kernel/debug/tracing 2>/dev/null
 umount /sys/kernel/debug 2>/dev/null
 nvme-vwc-sync watch -v --interval=2 >/tmp/watch2.log 2>&1 &
 wpid=$!

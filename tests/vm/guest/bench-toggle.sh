@@ -1,83 +1,87 @@
 #!/bin/sh
 # vm: ctrl wc=off
 #
-# Issue 4's figure: raw `nvme set-feature -f 6` toggled N times with the
-# sidecar running; time from Set Features returning to the block layer
-# showing the right mode (p50/p99/max), and the unsafe window (write through
-# while WCE=1). Then the same through `nvme vwc set-cache`, where the block
-# layer is switched first: the unsafe window must be zero.
+# Issues 4 and 15: how fast the sidecar follows a raw Set Features 06h.
+# udevd (with the project's rules) and the sidecar run. Each of N toggles is
+# `nvme set-feature --feature-id=6 --value=1` (then 0) run by wc-sampler,
+# which reads write_cache every 1 ms from C and times from nvme-cli's exit to
+# the mode that follows (no shell in the measurement): p50/p99/max. Then the
+# same WCE toggles sent by wce-toggle through one held descriptor (ioctl, and
+# io_uring passthrough where the kernel takes it): no close event. Last,
+# `nvme-vwc-sync set-cache on/off` x N under a concurrent 1 ms sampler,
+# with and without the sidecar: samples in write through while WCE=1.
 . /vwc/guest/lib.sh
 N=${VWC_BENCH_TOGGLES:-50}
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
-mkdir -p /run/udev
-systemd-udevd --daemon --resolve-names=never >/dev/null 2>&1 && udevadm settle --timeout=10
+mkdir -p /sys/kernel/tracing
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+start_udev >/dev/null 2>&1
 nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
 pid=$!
-wait_for - 10 sh -c "[ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write through' ]"
+wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
+wait_for - 10 wt
+sleep 1
 
-# Unsafe-instant sampler: write_cache, then WCE, then write_cache again. A
-# sample counts as unsafe only if both reads say write through and WCE
-# says 1 in between: with one toggle at a time that cannot come from the
-# sampler's own ordering, only from a real window.
-sampler() {
-	: >/tmp/samples
-	while [ -e /tmp/sampling ]; do
-		m1=$(cat /sys/block/$ns/queue/write_cache)
-		w=$(get_wce "$c")
-		m2=$(cat /sys/block/$ns/queue/write_cache)
-		if [ "$m1" = "write through" ] && [ "$w" = 1 ] && [ "$m2" = "write through" ]; then
-			echo unsafe >>/tmp/samples
-		else
-			echo ok >>/tmp/samples
-		fi
-	done
+# stats FILE: p50/p99/max of the ms column
+stats() {
+	sort -n "$1" | awk '{ a[NR] = $1 } END {
+		if (!NR) { print "n=0"; exit }
+		printf "n=%d p50=%.1f ms p99=%.1f ms max=%.1f ms", NR, a[int((NR + 1) / 2)], a[int(NR * 0.99 + 0.999999)], a[NR] }'
 }
-# $1: seconds the sampler ran
+: >/tmp/en.ms; : >/tmp/dis.ms
+to_en=0 to_dis=0 st_en=0 st_dis=0 i=0
+while [ "$i" -lt "$N" ]; do
+	o=$(wc-sampler run -n "$ns" -e back -t 5000 -q -- nvme set-feature "/dev/$c" --feature-id=6 --value=1)
+	case $o in *pre=back*) st_en=$((st_en + 1)) ;; *timeout=0*) echo "$o" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p' >>/tmp/en.ms ;; *) to_en=$((to_en + 1)) ;; esac
+	usleep 100000
+	o=$(wc-sampler run -n "$ns" -e through -t 5000 -q -- nvme set-feature "/dev/$c" --feature-id=6 --value=0)
+	case $o in *pre=through*) st_dis=$((st_dis + 1)) ;; *timeout=0*) echo "$o" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p' >>/tmp/dis.ms ;; *) to_dis=$((to_dis + 1)) ;; esac
+	usleep 100000
+	i=$((i + 1))
+done
+echo "BENCH: raw nvme set-feature --value=1 -> write back, from nvme-cli's exit (wc-sampler, 1 ms): $(stats /tmp/en.ms), timeouts (5 s) $to_en, stale (already write back before) $st_en"
+echo "BENCH: raw nvme set-feature --value=0 -> write through (only slower, not unsafe): $(stats /tmp/dis.ms), timeouts $to_dis, stale $st_dis"
+
+# a held descriptor: no close event
+for via in ioctl uring; do
+	opt=
+	[ "$via" = uring ] && opt=-u
+	nvme-vwc-sync sync "$c" >/dev/null 2>&1
+	wait_for - 5 wt
+	sleep 1
+	wce-toggle $opt -n 10 -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/wct.out 2>&1
+	if grep -q '^WCT skip' /tmp/wct.out; then
+		echo "BENCH: held descriptor, $via: SKIP $(sed -n 's/^WCT skip via=[a-z]* //p' /tmp/wct.out)"
+	else
+		echo "BENCH: held descriptor, $via, WCE=1 -> write back (timeout 2 s): $(sed -n 's/^WCT summary via=[a-z]* wce=1 //p' /tmp/wct.out)"
+	fi
+done
+kill -TERM $pid
+wait $pid
+nvme-vwc-sync sync "$c" >/dev/null 2>&1
+
+# set-cache under a concurrent sampler: without, then with the sidecar
 window() {
-	_n=$(command wc -l </tmp/samples)
-	echo "$(grep -c unsafe /tmp/samples) unsafe of $_n samples, one every $(($1 * 1000 / (_n > 0 ? _n : 1))) ms (a window shorter than that can slip through)"
+	wc-sampler sample -n "$ns" -d 0 -c "/dev/$c" >/tmp/window.out &
+	spid=$!
+	usleep 100000
+	i=0 fails=0
+	while [ "$i" -lt "$N" ]; do
+		nvme-vwc-sync set-cache on "/dev/$c" >/dev/null 2>&1 || fails=$((fails + 1))
+		nvme-vwc-sync set-cache off "/dev/$c" >/dev/null 2>&1 || fails=$((fails + 1))
+		i=$((i + 1))
+	done
+	kill -TERM $spid
+	wait $spid
+	echo "set-cache failures $fails; $(sed 's/^WCS sample //' /tmp/window.out)"
 }
-
-# poll until write_cache is $1; print microseconds since $2 (ns timestamp)
-until_mode() {
-	while [ "$(cat /sys/block/$ns/queue/write_cache)" != "$1" ]; do :; done
-	echo $((($(/usr/bin/date +%s%N) - $2) / 1000))
-}
-: >/tmp/en.txt; : >/tmp/dis.txt
-touch /tmp/sampling; sampler & spid=$!
-s0=$(cut -d. -f1 /proc/uptime)
-i=0
-while [ $i -lt "$N" ]; do
-	nvme set-feature "/dev/$c" --feature-id=6 --value=1 >/dev/null 2>&1
-	t=$(/usr/bin/date +%s%N)
-	until_mode "write back" "$t" >>/tmp/en.txt
-	nvme set-feature "/dev/$c" --feature-id=6 --value=0 >/dev/null 2>&1
-	t=$(/usr/bin/date +%s%N)
-	until_mode "write through" "$t" >>/tmp/dis.txt
-	i=$((i + 1))
-done
-rm -f /tmp/sampling; wait $spid
-raw_window=$(window $(($(cut -d. -f1 /proc/uptime) - s0)))
-stats() { sort -n "$1" | awk '{ a[NR] = $1 } END { printf "n=%d p50=%d us p99=%d us max=%d us", NR, a[int((NR + 1) * 0.5)], a[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], a[NR] }'; }
-echo "BENCH: raw set-feature WCE=1 -> write back (unsafe window: write through while WCE=1): $(stats /tmp/en.txt)"
-echo "BENCH: raw set-feature WCE=0 -> write through (only slower, not unsafe):        $(stats /tmp/dis.txt)"
-echo "BENCH: concurrent sampler during the raw toggles: $raw_window"
-
-# set-cache: the same sampler while toggling through the tool, which puts
-# the block layer in write back before WCE=1 and clears WCE before write
-# through. No sidecar: the ordering alone must keep the window at zero.
-kill -TERM $pid; wait $pid
-nvme vwc-sync "$c" >/dev/null 2>&1
-touch /tmp/sampling; sampler & spid=$!
-s0=$(cut -d. -f1 /proc/uptime)
-i=0
-while [ $i -lt "$N" ]; do
-	nvme vwc set-cache on "/dev/$c" >/dev/null 2>&1
-	nvme vwc set-cache off "/dev/$c" >/dev/null 2>&1
-	i=$((i + 1))
-done
-rm -f /tmp/sampling; wait $spid
-echo "BENCH: nvme vwc set-cache on/off x$N with the same sampler: $(window $(($(cut -d. -f1 /proc/uptime) - s0)))"
-echo "BENCH: the raw window is the WCE=1 -> write back time above; set-cache's is zero by its order (block layer first), checked by tests/vm/cases/setcache.sh"
+echo "BENCH: nvme-vwc-sync set-cache on/off x$N, no sidecar, 1 ms sampler: $(window)"
+nvme-vwc-sync watch >/tmp/watch2.log 2>&1 &
+pid=$!
+sleep 2
+echo "BENCH: nvme-vwc-sync set-cache on/off x$N, sidecar running, 1 ms sampler: $(window)"
+kill -TERM $pid
+wait $pid
+echo "BENCH: (unsafe = samples where write_cache read write through, then WCE read 1, then write through again)"
 finish

@@ -9,12 +9,15 @@
  *     Run CMD (fork/exec). From the moment it exits, sample write_cache until
  *     it reads MODE ("back" or "through", or the full "write back"), at most
  *     TIMEOUT_MS (default 5000). Prints one line:
- *       WCS run ns=NS rc=RC expect=back ms=12.345 samples=13 timeout=0
+ *       WCS run ns=NS rc=RC expect=back ms=12.345 samples=13 timeout=0 pre=through
  *     ms is the time from CMD's exit to the first sample reading MODE (0 when
- *     it already read MODE); rc is CMD's exit status (128+N for signal N).
+ *     it already read MODE); rc is CMD's exit status (128+N for signal N);
+ *     pre is what write_cache read just before CMD started (pre=MODE: the
+ *     figure says nothing about CMD).
  *     -q sends CMD's stdout and stderr to /dev/null.
  *   wc-sampler sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]
- *     Sample write_cache for DURATION_MS (default 400). With -c, whenever a
+ *     Sample write_cache for DURATION_MS (default 400; 0: until SIGTERM or
+ *     SIGINT, then print the figures and exit). With -c, whenever a
  *     sample reads write through, Get Features 06h is sent to the controller
  *     (ioctl on a descriptor opened once) and write_cache is read again: the
  *     sample is "unsafe" when both reads say write through and WCE=1 in
@@ -30,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/nvme_ioctl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,6 +47,13 @@
 enum wc_state { WC_ERR = -1, WC_THROUGH = 0, WC_BACK = 1 };
 
 static const char *prog = "wc-sampler";
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static double now_ms(void)
 {
@@ -117,6 +128,11 @@ static void tick(const struct timespec *start, long k, long period_us)
 		;
 }
 
+static const char *state_str(int s)
+{
+	return s == WC_BACK ? "back" : s == WC_THROUGH ? "through" : "error";
+}
+
 static int parse_mode(const char *s)
 {
 	if (!strcmp(s, "back") || !strcmp(s, "write back"))
@@ -141,12 +157,13 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 	struct timespec start;
 	double t0, t;
 	long k = 0, samples = 0;
-	int fd, status, rc, s;
+	int fd, status, rc, s, pre;
 	pid_t pid;
 
 	fd = open_wc(ns);
 	if (fd < 0)
 		return 2;
+	pre = read_wc(fd);
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
@@ -178,18 +195,18 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 		t = now_ms() - t0;
 		samples++;
 		if (s == expect) {
-			printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0\n",
+			printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0 pre=%s\n",
 			       ns, rc, expect == WC_BACK ? "back" : "through",
-			       samples == 1 ? 0.0 : t, samples);
+			       samples == 1 ? 0.0 : t, samples, state_str(pre));
 			return 0;
 		}
 		if (t >= timeout_ms)
 			break;
 		tick(&start, ++k, period_us);
 	}
-	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 last=%s\n",
+	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 pre=%s last=%s\n",
 	       ns, rc, expect == WC_BACK ? "back" : "through", t, samples,
-	       s == WC_BACK ? "back" : s == WC_THROUGH ? "through" : "error");
+	       state_str(pre), state_str(s));
 	return 1;
 }
 
@@ -211,6 +228,12 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 			return 2;
 		}
 	}
+	if (!duration_ms) {
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	wce_start = get_wce(cfd);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
@@ -231,7 +254,7 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 			err++;
 		}
 		tick(&start, ++k, period_us);
-	} while (now_ms() - t0 < duration_ms);
+	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
 	wce_end = get_wce(cfd);
 	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f\n",
 	       ns, now_ms() - t0, samples, wb, wt, err, unsafe, wce_start, wce_end,
@@ -288,7 +311,7 @@ int main(int argc, char **argv)
 		return do_run(ns, expect, timeout_ms, period_us, quiet, argv + optind);
 	}
 	if (!strcmp(mode, "sample")) {
-		if (duration_ms <= 0)
+		if (duration_ms < 0)
 			return usage();
 		return do_sample(ns, duration_ms, ctrl, period_us);
 	}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# vm: ctrl wc=off size=256
+#
+# Issue 15: does the sidecar cost the I/O path? (Its kernel-side Set
+# Features detection enables the nvme tracepoints, which fire for every
+# command.) fio 4k random read, O_DIRECT, QD16, on the WCE-off namespace,
+# alternating runs with the sidecar stopped and running in one boot (the
+# order flips every pair to cancel drift). Prints per-run figures, then the
+# mean and spread (min-max, standard deviation) of IOPS and fio's CPU
+# (usr+sys %) for each, and the sidecar's own CPU ticks while fio ran.
+. /vwc/guest/lib.sh
+R=${VWC_BENCH_IO_RUNS:-5}
+T=${VWC_BENCH_IO_SECONDS:-5}
+c=$(ctrl_by_serial VWC0)
+ns=$(ns_of "$c")
+mkdir -p /sys/kernel/tracing
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+start_udev >/dev/null 2>&1
+nvme-vwc-sync sync "$c" >/dev/null 2>&1
+
+# fio_run LABEL: one run; appends "iops cpu" to /tmp/LABEL
+fio_run() {
+	fio --name=rr --filename="/dev/$ns" --rw=randread --bs=4k --direct=1 \
+		--ioengine=libaio --iodepth=16 --runtime="$T" --time_based \
+		--output-format=json >/tmp/fio.json 2>/tmp/fio.err || { cat /tmp/fio.err; return 1; }
+	jq -r '.jobs[0] | "\(.read.iops) \(.usr_cpu + .sys_cpu)"' /tmp/fio.json >>"/tmp/$1"
+	echo "BENCH-RUN: $1 $(tail -n 1 "/tmp/$1")"
+}
+running() {
+	nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
+	pid=$!
+	sleep 2
+	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	fio_run running
+	t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+	echo $((t1 - t0)) >>/tmp/ticks
+	kill -TERM $pid
+	wait $pid
+}
+stopped() {
+	sleep 2
+	fio_run stopped
+}
+: >/tmp/running; : >/tmp/stopped; : >/tmp/ticks
+fio_run warmup >/dev/null
+i=0
+while [ "$i" -lt "$R" ]; do
+	if [ $((i % 2)) -eq 0 ]; then stopped; running; else running; stopped; fi
+	i=$((i + 1))
+done
+summ() {
+	awk '{ n++; s += $1; q += $1 * $1; c += $2; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+	END { m = s / n; sd = sqrt(q / n - m * m); printf "IOPS mean %.0f, min %.0f, max %.0f (spread %.1f%%), sd %.0f; fio CPU (usr+sys) mean %.1f%%", m, lo, hi, 100 * (hi - lo) / m, sd, c / n }' "$1"
+}
+echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar stopped: $(summ /tmp/stopped)"
+echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar running: $(summ /tmp/running)"
+echo "BENCH: difference of the means: $(awk 'NR == FNR { a += $1; n++; next } { b += $1; m++ } END { printf "%+.1f%% (running vs stopped)", 100 * (b / m - a / n) / (a / n) }' /tmp/stopped /tmp/running); sidecar CPU ticks during each running fio: $(tr '\n' ' ' </tmp/ticks)"
+echo "BENCH: sidecar says: $(grep -m 1 watching /tmp/watch.log)"
+finish
