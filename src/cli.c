@@ -40,6 +40,7 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "keep-restored", no_argument, NULL, 'K' },
+		{ "textfile", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -98,6 +99,15 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 			break;
 		case 'K':
 			o->keep_restored = true;
+			break;
+		case 'T':
+			if (optarg[0] != '/' ||
+			    strlen(optarg) >= VWC_PATH_LEN) {
+				vwc_err("invalid textfile '%s' (an absolute path)",
+					optarg);
+				return -EINVAL;
+			}
+			o->textfile = optarg;
 			break;
 		case 'h':
 			o->help = true;

@@ -14,6 +14,8 @@
  *    again.
  *  - udev: controller and namespace add/remove (hotplug, rescan), change
  *    events (NVME_EVENT=connected after a reset, NVME_AEN for SMART);
+ *    change events are also taken from the kernel's netlink group, as
+ *    soon as the kernel sends them, without waiting for udevd's rules;
  *  - inotify IN_CLOSE on /dev/nvmeN, /dev/nvmeNnM and /dev/ngNnM: any
  *    process that sent a passthrough command closes the node afterwards
  *    (the fallback where the tracepoints cannot be used);
@@ -38,6 +40,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +55,7 @@
 #include "lock.h"
 #include "log.h"
 #include "nvme-io.h"
+#include "report.h"
 
 #define SETTLE_N		3
 #define PENDING_TIMEOUT		2.0	/* s: a completion never seen */
@@ -100,6 +104,8 @@ struct watch {
 	int nr_wds;
 	bool inotify_full_warned;
 	double lock_retry;		/* 0, or when to try again */
+	const char *textfile;		/* node_exporter textfile, or NULL */
+	bool publish;			/* something was seen: rewrite it */
 	unsigned long events, evaluations, kernel_events;
 };
 
@@ -244,7 +250,6 @@ static void forget_ctrl(struct watch *w, int i)
 {
 	struct watched_ctrl *c = &w->ctrl[i];
 
-	vwc_info("%s: gone", c->name);
 	if (c->fd > 0)
 		close(c->fd);
 	free(c->pending);
@@ -332,8 +337,10 @@ static void sync_watchset(struct watch *w)
 	}
 	/* forget what is gone; inotify drops its watches by itself */
 	for (i = 0; i < w->nr_ctrl; i++)
-		if (!w->ctrl[i].seen)
+		if (!w->ctrl[i].seen) {
+			vwc_info("%s: gone", w->ctrl[i].name);
 			forget_ctrl(w, i--);
+		}
 	for (i = 0; i < w->nr_ns; i++) {
 		if (w->ns[i].seen)
 			continue;
@@ -403,6 +410,69 @@ static void write_back_now(struct watch *w, struct watched_ctrl *c)
 			n->expected = VWC_MODE_WRITE_BACK;
 	}
 	release_lock();
+	w->publish = true;
+}
+
+/*
+ * The node_exporter textfile: what "audit -o prometheus" prints, from the
+ * facts the sidecar holds and write_cache as it reads now, plus the time
+ * of writing. Written to a temporary file in the same directory, then
+ * renamed over the old one: a scrape sees the old file or the new one.
+ */
+static void write_textfile(struct watch *w)
+{
+	struct vwc_topo *t = &w->run.topo;
+	char tmp[VWC_PATH_LEN + 16];
+	struct timespec now;
+	FILE *f;
+	int i, fd;
+
+	if (!w->textfile)
+		return;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		int j;
+
+		/* only what the sidecar has facts for */
+		ns->wanted = ns->nr_ctrl > 0;
+		for (j = 0; j < ns->nr_ctrl; j++)
+			ns->wanted &= t->ctrls[ns->ctrl[j]].probed;
+		if (!ns->wanted)
+			continue;
+		ns->decision = vwc_ns_decision(&w->run, ns);
+		if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+			ns->decision = vwc_policy_restored(ns->decision);
+		ns->action = vwc_blk_read(ns->syspath, &ns->after) ?
+			     VWC_ACT_FAILED : VWC_ACT_UNCHANGED;
+		ns->before = ns->after;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", w->textfile);
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fchmod(fd, 0644);
+	vwc_report_print(&w->run, VWC_FMT_PROMETHEUS, f);
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(f, "# HELP nvme_vwc_sync_textfile_timestamp_seconds When the sidecar wrote this file (at start, on every change it makes or sees, and every safety-net round).\n"
+		"# TYPE nvme_vwc_sync_textfile_timestamp_seconds gauge\n"
+		"nvme_vwc_sync_textfile_timestamp_seconds %.3f\n",
+		(double)now.tv_sec + (double)now.tv_nsec / 1e9);
+	if (fflush(f) || fsync(fd) || ferror(f)) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return;
+	}
+	fclose(f);
+	if (rename(tmp, w->textfile) < 0) {
+		vwc_err("cannot rename %s to %s: %s", tmp, w->textfile,
+			strerror(errno));
+		unlink(tmp);
+	}
 }
 
 /* Probe and apply for every controller that needs it. */
@@ -437,7 +507,14 @@ static void evaluate(struct watch *w)
 
 		if (!tc->wanted || !c)
 			continue;
-		if (c->full || !c->known) {
+		/*
+		 * WCE alone only while the rest is known and clean: a backup
+		 * failure clears without any event, so while one is reported
+		 * (or unknown) every look reads SMART again.
+		 */
+		if (c->full || !c->known ||
+		    c->facts.present == VWC_TRI_UNKNOWN ||
+		    c->facts.backup_failed != VWC_TRI_NO) {
 			vwc_probe_ctrl(&w->run, tc);
 			full = true;
 		} else if (c->wce) {
@@ -454,6 +531,7 @@ static void evaluate(struct watch *w)
 	if (full)
 		vwc_run_irq_coalesce(&w->run);
 	release_lock();
+	w->publish = true;
 
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
@@ -561,7 +639,12 @@ static void on_inotify(struct watch *w)
 	}
 }
 
-static void on_udev(struct watch *w, struct udev_monitor *mon)
+/*
+ * @kernel: from the kernel's own netlink group, before udevd has run its
+ * rules (hundreds of milliseconds earlier under load): only change events
+ * are taken from there; add and remove wait for udevd's.
+ */
+static void on_udev(struct watch *w, struct udev_monitor *mon, bool kernel)
 {
 	struct udev_device *dev;
 
@@ -578,7 +661,12 @@ static void on_udev(struct watch *w, struct udev_monitor *mon)
 		kind = vwc_name_classify(sysname, name, sizeof(name));
 		aen = udev_device_get_property_value(dev, "NVME_AEN");
 		event = udev_device_get_property_value(dev, "NVME_EVENT");
-		vwc_info("uevent %s %s%s%s%s%s", action, sysname,
+		if (kernel && strcmp(action, "change")) {
+			udev_device_unref(dev);
+			continue;
+		}
+		vwc_info("%s %s %s%s%s%s%s", kernel ? "kernel uevent" : "uevent",
+			 action, sysname,
 			 aen ? " NVME_AEN=" : "", aen ? aen : "",
 			 event ? " NVME_EVENT=" : "", event ? event : "");
 
@@ -686,7 +774,7 @@ static void watch_free(struct watch *w)
 
 int cmd_watch(int argc, char **argv)
 {
-	struct udev_monitor *mon = NULL;
+	struct udev_monitor *mon = NULL, *kmon = NULL;
 	struct pollfd *pfd = NULL;
 	struct vwc_config cfg;
 	struct watch w;
@@ -699,13 +787,15 @@ int cmd_watch(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "watch"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s watch [--interval=<seconds>] [--config=<file>] [-v]\n\n"
+		printf("Usage: %s watch [--interval=<seconds>] [--textfile=<file>] [--config=<file>] [-v]\n\n"
 		       "Sidecar: keep every NVMe namespace's write cache mode right when the\n"
 		       "controller's cache state can change (Set Features 06h by any process,\n"
 		       "seen on the nvme tracepoints where the kernel allows, controller reset,\n"
 		       "namespace rescan, hotplug, SMART events). Event driven; a safety net\n"
 		       "every --interval seconds (default 60) compares write_cache and sends\n"
 		       "only Get Features 06h to controllers that report a cache.\n"
+		       "--textfile: keep a node_exporter textfile (audit -o prometheus) up to\n"
+		       "date at start, on every change and every safety-net round.\n"
 		       "Stops on SIGTERM or SIGINT.\n", vwc_prog);
 		return 0;
 	}
@@ -717,6 +807,7 @@ int cmd_watch(int argc, char **argv)
 
 	memset(&w, 0, sizeof(w));
 	w.ifd = -1;
+	w.textfile = o.textfile;
 	r = vwc_run_init(&w.run, "watch", &cfg);
 	if (r) {
 		vwc_err("watch: cannot scan NVMe devices: %s", strerror(-r));
@@ -742,11 +833,21 @@ int cmd_watch(int argc, char **argv)
 		goto out;
 	}
 	udev_monitor_set_receive_buffer_size(mon, 4 * 1024 * 1024);
+	/* the kernel's events too: a SMART warning is seen before udevd ran */
+	kmon = udev_monitor_new_from_netlink(w.run.udev, "kernel");
+	if (!kmon ||
+	    udev_monitor_filter_add_match_subsystem_devtype(kmon, "nvme", NULL) ||
+	    udev_monitor_enable_receiving(kmon)) {
+		vwc_notice("watch: cannot listen to the kernel's uevents: waiting for udevd's");
+		if (kmon)
+			udev_monitor_unref(kmon);
+		kmon = NULL;
+	}
 	r = vwc_kwatch_open(&w.kw, why, sizeof(why));
 	if (r)
 		vwc_notice("kernel-side Set Features detection unavailable (%s): relying on close events, udev and the safety net",
 			   why);
-	npfd = 3 + vwc_kwatch_nr_fds(w.kw);
+	npfd = 4 + vwc_kwatch_nr_fds(w.kw);
 	pfd = calloc(npfd, sizeof(*pfd));
 	if (!pfd) {
 		vwc_err("watch: out of memory");
@@ -755,11 +856,16 @@ int cmd_watch(int argc, char **argv)
 	pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = udev_monitor_get_fd(mon), .events = POLLIN };
 	pfd[2] = (struct pollfd){ .fd = w.ifd, .events = POLLIN };
-	vwc_kwatch_pollfds(w.kw, pfd + 3, npfd - 3);
+	/* poll ignores a negative descriptor */
+	pfd[3] = (struct pollfd){ .fd = kmon ? udev_monitor_get_fd(kmon) : -1,
+				  .events = POLLIN };
+	vwc_kwatch_pollfds(w.kw, pfd + 4, npfd - 4);
 
 	/* everything present now is new: evaluated once at start */
 	sync_watchset(&w);
 	evaluate(&w);
+	write_textfile(&w);
+	w.publish = false;
 	vwc_notice("watching %d controller(s), %d namespace(s)%s, safety net every %.0f s",
 		   w.nr_ctrl, w.nr_ns,
 		   w.kw ? ", Set Features seen on the nvme tracepoints" : "",
@@ -789,13 +895,15 @@ int cmd_watch(int argc, char **argv)
 			}
 		}
 		/* the kernel's word first: it may call for write back now */
-		for (i = 3; i < npfd; i++)
+		for (i = 4; i < npfd; i++)
 			if (pfd[i].revents & POLLIN) {
 				vwc_kwatch_read(w.kw, on_kernel_event, &w);
 				break;
 			}
+		if (pfd[3].revents & POLLIN)
+			on_udev(&w, kmon, true);
 		if (pfd[1].revents & POLLIN)
-			on_udev(&w, mon);
+			on_udev(&w, mon, false);
 		if (pfd[2].revents & POLLIN)
 			on_inotify(&w);
 		if (w.rescan)
@@ -805,13 +913,20 @@ int cmd_watch(int argc, char **argv)
 		if (t >= next_net) {
 			safety_net(&w);
 			next_net = t + period;
+			w.publish = true;	/* also the heartbeat */
 		}
 		evaluate(&w);
+		if (w.publish) {
+			write_textfile(&w);
+			w.publish = false;
+		}
 	}
 out:
 	free(pfd);
 	if (mon)
 		udev_monitor_unref(mon);
+	if (kmon)
+		udev_monitor_unref(kmon);
 	if (sfd >= 0)
 		close(sfd);
 	watch_free(&w);

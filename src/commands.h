@@ -28,6 +28,7 @@ struct vwc_opts {
 	int verbose;
 	enum vwc_format fmt;
 	const char *config;
+	const char *textfile;	/* watch: node_exporter textfile */
 	double interval;
 	bool interval_set;
 	long count;

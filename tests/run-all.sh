@@ -105,7 +105,7 @@ suite() {
 }
 
 step "fleet (ansible playbook, promtool)"
-suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log
+suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
 
 echo
 total="$passed passed, $failed failed"
