@@ -14,6 +14,8 @@ PKGS=(
 	asciidoctor man-db
 	# tools used by tests, the guest image and the demo
 	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
+	# LVM in the guest (quirks refuses to rebind a physical volume)
+	lvm2
 	# the VM harness
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb

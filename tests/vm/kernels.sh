@@ -1,7 +1,9 @@
 #!/bin/bash
 # Fetch the guest kernels into a cache outside the repository:
 #   $VWC_CACHE_DIR/kernels/<tag>/vmlinuz       (+ version)
-#   $VWC_CACHE_DIR/kernels/<tag>/modules.cpio.gz (7.2-generic only: NVMe modules)
+#   $VWC_CACHE_DIR/kernels/<tag>/modules.cpio.gz (+ modules.list): modules the
+#   guest loads at boot: NVMe (where it is a module), dm-mod (LVM cases), ext4
+#   (generic kernels, where it is a module)
 # Tags: 6.1 (Debian 12 cloud), 6.12 (bookworm-backports cloud), 7.2 (sid cloud),
 # 7.2-generic (sid generic kernel, NVMe built as modules).
 # Packages come from the Debian archive named in the system's sources file, with
@@ -54,11 +56,12 @@ dep_of() {
 		sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E -m1 "$2" || true
 }
 
-# fetch TAG SUITE FLAVOUR [modules]
+# fetch TAG SUITE FLAVOUR [MODULES]   MODULES: "nvme dm-mod ..." for the overlay
 fetch() {
 	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-}
 	local dest="$CACHE/kernels/$tag"
-	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ]; then
+	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ] &&
+		[ "$(cat "$dest/modules.list" 2>/dev/null)" = "$want_modules" ]; then
 		log "$tag: cached ($(cat "$dest/version" 2>/dev/null))"
 		return 0
 	fi
@@ -94,7 +97,8 @@ fetch() {
 	cp "$vmlinuz" "$dest.new/vmlinuz"
 	echo "$ver" >"$dest.new/version"
 	if [ -n "$want_modules" ]; then
-		nvme_modules "$tmp/root" "$ver" "$dest.new"
+		nvme_modules "$tmp/root" "$ver" "$dest.new" "$want_modules"
+		echo "$want_modules" >"$dest.new/modules.list"
 	fi
 	rm -rf "$dest" "$tmp"
 	mv "$dest.new" "$dest"
@@ -111,22 +115,21 @@ quiet_depmod() {
 	depmod -b "$1" "$2"
 }
 
-# nvme_modules ROOT VER DEST: NVMe modules and their dependencies, decompressed,
-# as an initramfs overlay DEST/modules.cpio.gz holding
-# lib/modules/VER/{kernel/...,modules.dep,modules.load}; /init insmods
+# nvme_modules ROOT VER DEST MODULES: MODULES (those not built in) and their
+# dependencies, decompressed, as an initramfs overlay DEST/modules.cpio.gz
+# holding lib/modules/VER/{kernel/...,modules.dep,modules.load}; /init insmods
 # modules.load in order.
 nvme_modules() {
-	local root=$1 ver=$2 dest=$3
-	local moddir="$root/usr/lib/modules/$ver"
-	[ -d "$moddir" ] || die "no modules for $ver"
+	local root=$1 ver=$2 dest=$3 mods=$4 m
 	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
+	[ -d "$root/lib/modules/$ver" ] || die "no modules for $ver"
 	quiet_depmod "$root" "$ver"
 	local ov="$dest/overlay" out="lib/modules/$ver"
 	mkdir -p "$ov/$out"
 	: >"$ov/$out/modules.load"
 	local line path rel
 	# insmod lines come in load order: dependencies first.
-	modprobe -d "$root" -S "$ver" --show-depends nvme |
+	for m in $mods; do modprobe -d "$root" -S "$ver" --show-depends "$m"; done |
 		while read -r line; do
 			[ "${line%% *}" = insmod ] || continue
 			path=${line#insmod }
@@ -135,6 +138,7 @@ nvme_modules() {
 			rel=${rel%.xz}
 			rel=${rel%.zst}
 			rel=${rel%.gz}
+			grep -qx "$rel" "$ov/$out/modules.load" && continue
 			mkdir -p "$ov/$out/$(dirname "$rel")"
 			case $path in
 			*.xz) xz -dc "$path" >"$ov/$out/$rel" ;;
@@ -144,7 +148,7 @@ nvme_modules() {
 			esac
 			echo "$rel" >>"$ov/$out/modules.load"
 		done
-	[ -s "$ov/$out/modules.load" ] || die "modprobe found no nvme module for $ver"
+	[ -s "$ov/$out/modules.load" ] || die "modprobe found none of $mods for $ver"
 	# modules.dep for busybox modprobe: each module with its dependencies.
 	quiet_depmod "$ov" "$ver"
 	(cd "$ov" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -9 >"$dest/modules.cpio.gz"
@@ -154,10 +158,10 @@ nvme_modules() {
 
 for tag in "$@"; do
 	case $tag in
-	6.1) fetch 6.1 bookworm cloud-amd64 ;;
-	6.12) fetch 6.12 bookworm-backports cloud-amd64 ;;
-	7.2) fetch 7.2 sid cloud-amd64 ;;
-	7.2-generic) fetch 7.2-generic sid amd64 modules ;;
+	6.1) fetch 6.1 bookworm cloud-amd64 dm-mod ;;
+	6.12) fetch 6.12 bookworm-backports cloud-amd64 dm-mod ;;
+	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
+	7.2-generic) fetch 7.2-generic sid amd64 "nvme dm-mod ext4" ;;
 	*) die "unknown kernel tag '$tag'" ;;
 	esac
 done

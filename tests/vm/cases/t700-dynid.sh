@@ -11,7 +11,8 @@
 # is the device's quirks | NVME_QUIRK_DISABLE_WRITE_ZEROES, then unbinds and
 # binds the controller. QEMU's 1b36:0010 is listed through an admin hwdb
 # file; the Intel-ID controller beside it (8086:5845) is not listed.
-# Shown: refusal while mounted or open (message names the holder, exit 1,
+# Shown: refusal while mounted, swap, an LVM physical volume or open
+# (message names the holder, exit 1,
 # nothing changed); Write Zeroes commands counted at the nvme_setup_cmd
 # tracepoint before and after; the unlisted controller never rebound;
 # restore; udev coldplug leaving a restored controller alone; a hot-added
@@ -106,6 +107,24 @@ $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
 swapoff "/dev/$ns"
 check_eq "swap: exit 1" "$rc" 1
 grep -q "$ns is in use as swap" /tmp/q.out && pass "swap: message names it" || fail "swap message" "$(cat /tmp/q.out)"
+# refusal: an LVM physical volume with an active logical volume
+LVM=lvmc
+lvmc() { _c=$1; shift; lvm "$_c" --config 'activation{udev_sync=0 udev_rules=0} devices{obtain_device_list_from_udev=0}' "$@"; }
+mkdir -p /run/lock/lvm /run/lvm
+if [ -x /usr/sbin/lvm ] && [ -e /sys/module/dm_mod ] &&
+	$LVM pvcreate -ff -y "/dev/$ns" >/tmp/lvm.out 2>&1 &&
+	$LVM vgcreate t700vg "/dev/$ns" >>/tmp/lvm.out 2>&1 &&
+	$LVM lvcreate -y -L 8M -n t700lv t700vg >>/tmp/lvm.out 2>&1; then
+	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	check_eq "LVM PV: exit 1" "$rc" 1
+	grep -q "$ns is an LVM physical volume in use by logical volume t700vg-t700lv" /tmp/q.out && pass "LVM PV: message names the logical volume" || fail "LVM message" "$(cat /tmp/q.out)"
+	$LVM vgchange -an t700vg >/dev/null 2>&1
+	$LVM vgremove -ff -y t700vg >/dev/null 2>&1
+	$LVM pvremove -ff -y "/dev/$ns" >/dev/null 2>&1
+	check_eq "LVM removed: no holder left" "$(ls /sys/block/$ns/holders | wc -l)" 0
+else
+	fail "LVM PV" "cannot set up LVM (lvm $(test -x /usr/sbin/lvm && echo present || echo missing), dm_mod $(test -e /sys/module/dm_mod && echo loaded || echo missing)): $(tail -n 3 /tmp/lvm.out 2>/dev/null | tr '\n' ' ')"
+fi
 # refusal: open by a process
 sleep 60 <"/dev/$ns" &
 sp=$!
