@@ -2,7 +2,7 @@
 /**
  * DOC: topo.h - NVMe controllers and namespaces of this host
  *
- * Discovery through libudev: controllers (class nvme), namespaces (block
+ * Discovery from sysfs: controllers (class nvme), namespaces (block
  * disks), hidden multipath path nodes (nvmeXcYnZ) and which controllers
  * reach each namespace. Also turns whatever an admin types (/dev/nvme0,
  * /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1, a /dev/disk/by-id link) into a
@@ -115,12 +115,28 @@ enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len);
 
 /**
  * vwc_topo_scan() - discover controllers and namespaces
- * @udev:	libudev context
+ * @udev:	libudev context (unused: discovery reads /sys directly, see
+ *		vwc_topo_scan_sysfs())
  * @t:		result, to free with vwc_topo_free()
  *
  * Return: 0 or a negative errno.
  */
 int vwc_topo_scan(struct udev *udev, struct vwc_topo *t);
+
+/**
+ * vwc_topo_scan_sysfs() - discover controllers and namespaces under a
+ *			   sysfs root
+ * @sysfs:	"/sys", or a copy of its class/ and devices/ trees (tests)
+ * @t:		result, to free with vwc_topo_free(); syspaths start with
+ *		@sysfs
+ *
+ * Reads <sysfs>/class/nvme and <sysfs>/class/block directly: one readlink
+ * per device, the controller's model, serial, firmware_rev and transport,
+ * and vendor, device and modalias of its nearest PCI ancestor.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t);
 
 /**
  * vwc_topo_free() - free what vwc_topo_scan() allocated

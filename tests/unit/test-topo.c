@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Discovery from a fake sysfs tree (vwc_topo_scan_sysfs()): controllers
+ * behind PCI functions and a PCI bridge, an NVMe-oF controller with no PCI
+ * ancestor, a multipath namespace with two paths, a partition, an orphan
+ * path, a name that is not a device, version order (nvme2 < nvme10).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "topo.h"
+#include "tap.h"
+
+static char root[64];
+
+/* mkdir -p ROOT/REL */
+static void mkdirs(const char *rel)
+{
+	char p[512], *s;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	for (s = p + strlen(root) + 1; *s; s++) {
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	mkdir(p, 0755);
+}
+
+static void put(const char *rel, const char *data)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(data, f);
+		fclose(f);
+	}
+}
+
+static void link_to(const char *target, const char *rel)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (symlink(target, p))
+		perror(p);
+}
+
+/* a PCI function DIR (relative to devices/) with its IDs */
+static void pci_fn(const char *dir, const char *vendor, const char *device)
+{
+	char rel[256], mod[128], up[128] = "";
+	const char *s;
+
+	snprintf(rel, sizeof(rel), "devices/%s", dir);
+	mkdirs(rel);
+	for (s = rel; *s; s++)
+		if (*s == '/')
+			strcat(up, "../");
+	snprintf(mod, sizeof(mod), "%sbus/pci", up);
+	snprintf(rel, sizeof(rel), "devices/%s/subsystem", dir);
+	link_to(mod, rel);
+	snprintf(rel, sizeof(rel), "devices/%s/vendor", dir);
+	snprintf(mod, sizeof(mod), "%s\n", vendor);
+	put(rel, mod);
+	snprintf(rel, sizeof(rel), "devices/%s/device", dir);
+	snprintf(mod, sizeof(mod), "%s\n", device);
+	put(rel, mod);
+	snprintf(rel, sizeof(rel), "devices/%s/modalias", dir);
+	snprintf(mod, sizeof(mod), "pci:v0000%sd0000%ssv00001AF4sd00001100bc01sc08i02\n",
+		 vendor + 2, device + 2);
+	put(rel, mod);
+}
+
+/* controller NAME in devices/PARENT/nvme/NAME, linked from class/nvme */
+static void ctrl(const char *parent, const char *name, const char *model)
+{
+	char rel[256], tgt[256], v[64];
+
+	snprintf(rel, sizeof(rel), "devices/%s/nvme/%s", parent, name);
+	mkdirs(rel);
+	snprintf(tgt, sizeof(tgt), "devices/%s/nvme/%s/model", parent, name);
+	snprintf(v, sizeof(v), "%-40s\n", model);	/* padded, as the kernel does */
+	put(tgt, v);
+	snprintf(tgt, sizeof(tgt), "devices/%s/nvme/%s/serial", parent, name);
+	snprintf(v, sizeof(v), "SN-%s   \n", name);
+	put(tgt, v);
+	snprintf(tgt, sizeof(tgt), "devices/%s/nvme/%s/firmware_rev", parent, name);
+	put(tgt, "1.0     \n");
+	snprintf(tgt, sizeof(tgt), "devices/%s/nvme/%s/transport", parent, name);
+	put(tgt, strstr(parent, "virtual") ? "tcp\n" : "pcie\n");
+	snprintf(tgt, sizeof(tgt), "../../devices/%s/nvme/%s", parent, name);
+	snprintf(rel, sizeof(rel), "class/nvme/%s", name);
+	link_to(tgt, rel);
+}
+
+/* block device NAME at devices/DIR/NAME, linked from class/block */
+static void disk(const char *dir, const char *name)
+{
+	char rel[256], tgt[256];
+
+	snprintf(rel, sizeof(rel), "devices/%s/%s", dir, name);
+	mkdirs(rel);
+	snprintf(tgt, sizeof(tgt), "../../devices/%s/%s", dir, name);
+	snprintf(rel, sizeof(rel), "class/block/%s", name);
+	link_to(tgt, rel);
+}
+
+static const struct vwc_ctrl *c_by(const struct vwc_topo *t, const char *n)
+{
+	int i = vwc_topo_find_ctrl(t, n);
+
+	return i < 0 ? NULL : &t->ctrls[i];
+}
+
+static const struct vwc_ns *n_by(const struct vwc_topo *t, const char *n)
+{
+	int i = vwc_topo_find_ns(t, n);
+
+	return i < 0 ? NULL : &t->ns[i];
+}
+
+int main(void)
+{
+	const char *p0 = "pci0000:00/0000:00:03.0", *p1 = "pci0000:00/0000:00:04.0",
+		   *p2 = "pci0000:00/0000:00:05.0",
+		   *p10 = "pci0000:00/0000:00:1c.0/0000:01:00.0",
+		   *fab = "virtual/nvme-fabrics/ctl";
+	char want[512];
+	const struct vwc_ctrl *c;
+	const struct vwc_ns *ns;
+	struct vwc_topo t;
+	int i, r;
+
+	snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
+	if (!mkdtemp(root)) {
+		printf("1..1\nnot ok 1 - mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	mkdirs("class/nvme");
+	mkdirs("class/block");
+	mkdirs("bus/pci");
+
+	/* an empty host */
+	r = vwc_topo_scan_sysfs(root, &t);
+	ok(r == 0 && t.nr_ctrls == 0 && t.nr_ns == 0, "empty class dirs: nothing, no error");
+	vwc_topo_free(&t);
+
+	pci_fn(p0, "0x1b36", "0x0010");
+	pci_fn(p1, "0x1b36", "0x0010");
+	pci_fn(p2, "0x8086", "0x5845");
+	pci_fn("pci0000:00/0000:00:1c.0", "0x8086", "0xa110");	/* bridge */
+	pci_fn(p10, "0x144d", "0xa808");
+	mkdirs("devices/virtual/nvme-fabrics/ctl");
+	ctrl(p0, "nvme0", "QEMU NVMe Ctrl");
+	ctrl(p1, "nvme1", "Shared A");
+	ctrl(p2, "nvme2", "Shared B");
+	ctrl(fab, "nvme3", "Linux");
+	ctrl(p10, "nvme10", "Samsung SSD 980");
+	mkdirs("devices/virtual/misc/nvme-fabrics");
+	link_to("../../devices/virtual/misc/nvme-fabrics", "class/nvme/nvme-fabrics");
+
+	disk("pci0000:00/0000:00:03.0/nvme/nvme0", "nvme0n1");
+	disk("pci0000:00/0000:00:03.0/nvme/nvme0/nvme0n1", "nvme0n1p1");
+	disk("virtual/nvme-subsystem/nvme-subsys1", "nvme1n1");	/* head */
+	disk("pci0000:00/0000:00:05.0/nvme/nvme2", "nvme1c2n1");	/* paths */
+	disk("pci0000:00/0000:00:04.0/nvme/nvme1", "nvme1c1n1");
+	disk("virtual/nvme-fabrics/ctl/nvme3", "nvme3n1");
+	disk("pci0000:00/0000:00:1c.0/0000:01:00.0/nvme/nvme10", "nvme10n1");
+	disk("pci0000:00/0000:00:03.0/nvme/nvme0", "nvme4c0n7");	/* orphan path */
+	mkdirs("devices/virtual/block/loop0");
+	link_to("../../devices/virtual/block/loop0", "class/block/loop0");
+
+	r = vwc_topo_scan_sysfs(root, &t);
+	ok(r == 0, "scan: %d", r);
+	ok(t.nr_ctrls == 5, "5 controllers (got %d; nvme-fabrics is not one)", t.nr_ctrls);
+	for (i = 0; i < t.nr_ctrls && i < 5; i++) {
+		static const char *const order[] = { "nvme0", "nvme1", "nvme2", "nvme3", "nvme10" };
+
+		is_str(t.ctrls[i].name, order[i], "controller %d in version order", i);
+	}
+
+	c = c_by(&t, "nvme0");
+	ok(c != NULL, "nvme0 found");
+	if (c) {
+		snprintf(want, sizeof(want), "%s/devices/%s/nvme/nvme0", root, p0);
+		is_str(c->syspath, want, "nvme0: syspath is the real path");
+		is_str(c->devnode, "/dev/nvme0", "nvme0: devnode");
+		is_str(c->model, "QEMU NVMe Ctrl", "nvme0: model, padding dropped");
+		is_str(c->serial, "SN-nvme0", "nvme0: serial");
+		is_str(c->firmware, "1.0", "nvme0: firmware_rev");
+		is_str(c->transport, "pcie", "nvme0: transport");
+		is_str(c->pci_id, "1b36:0010", "nvme0: pci_id");
+		ok(c->pci_vendor == 0x1b36 && c->pci_device == 0x0010, "nvme0: numeric IDs");
+		is_str(c->modalias, "pci:v00001b36d00000010sv00001AF4sd00001100bc01sc08i02",
+		       "nvme0: modalias of the PCI function (for hwdb)");
+		ok(c->held_fd == -1 && c->facts.wce == VWC_TRI_UNKNOWN &&
+		   c->facts.present == VWC_TRI_UNKNOWN &&
+		   c->facts.backup_failed == VWC_TRI_UNKNOWN, "nvme0: facts unknown until probed");
+	}
+	c = c_by(&t, "nvme10");
+	if (c)
+		is_str(c->pci_id, "144d:a808", "nvme10: the nearest PCI ancestor, not the bridge");
+	else
+		ok(0, "nvme10 found");
+	c = c_by(&t, "nvme3");
+	ok(c && !c->pci_id[0] && !c->modalias[0] && !c->pci_vendor,
+	   "nvme3 (fabrics): no PCI ancestor, no IDs");
+	if (c)
+		is_str(c->transport, "tcp", "nvme3: transport");
+
+	ok(t.nr_ns == 4, "4 namespaces (got %d): no partition, no orphan path, no loop0", t.nr_ns);
+	for (i = 0; i < t.nr_ns && i < 4; i++) {
+		static const char *const order[] = { "nvme0n1", "nvme1n1", "nvme3n1", "nvme10n1" };
+
+		is_str(t.ns[i].name, order[i], "namespace %d in version order", i);
+	}
+	ns = n_by(&t, "nvme0n1");
+	ok(ns && ns->nr_ctrl == 1 && !strcmp(t.ctrls[ns->ctrl[0]].name, "nvme0") &&
+	   ns->nr_paths == 0, "nvme0n1: one controller, nvme0");
+	if (ns) {
+		snprintf(want, sizeof(want), "%s/devices/%s/nvme/nvme0/nvme0n1", root, p0);
+		is_str(ns->syspath, want, "nvme0n1: syspath");
+	}
+	ns = n_by(&t, "nvme1n1");
+	ok(ns && ns->nr_ctrl == 2 && ns->nr_paths == 2, "nvme1n1: two paths, two controllers");
+	if (ns && ns->nr_ctrl == 2 && ns->nr_paths == 2) {
+		is_str(t.ctrls[ns->ctrl[0]].name, "nvme1", "nvme1n1: first controller by path order");
+		is_str(t.ctrls[ns->ctrl[1]].name, "nvme2", "nvme1n1: second controller");
+		snprintf(want, sizeof(want), "%s/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1", root);
+		is_str(ns->syspath, want, "nvme1n1: the head's syspath");
+		snprintf(want, sizeof(want), "%s/devices/%s/nvme/nvme1/nvme1c1n1", root, p1);
+		is_str(ns->path_syspath[0], want, "nvme1n1: path 1");
+	}
+	ns = n_by(&t, "nvme3n1");
+	ok(ns && ns->nr_ctrl == 1 && !strcmp(t.ctrls[ns->ctrl[0]].name, "nvme3"),
+	   "nvme3n1: controller nvme3 (fabrics)");
+	vwc_topo_free(&t);
+
+	/* a missing class directory (no nvme driver) is an empty host */
+	snprintf(want, sizeof(want), "%s/nonexistent", root);
+	r = vwc_topo_scan_sysfs(want, &t);
+	ok(r == 0 && t.nr_ctrls == 0 && t.nr_ns == 0, "no class/nvme: nothing, no error");
+	vwc_topo_free(&t);
+
+	snprintf(want, sizeof(want), "rm -rf '%s'", root);
+	if (system(want))
+		printf("# could not remove %s\n", root);
+	return tap_done();
+}
