@@ -995,7 +995,9 @@ static int dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
 	int n = 0, r;
 
 	snprintf(line, sizeof(line), "%04x %04x %04x %04x 0 0", v, dv, sv, sd);
-	while ((r = write_str(NVME_DRV_DIR "/remove_id", line)) == 0 &&
+	/* no nvme driver registered (module unloaded): its IDs went with it */
+	r = access(NVME_DRV_DIR, F_OK) ? -ENODEV : 0;
+	while (!r && (r = write_str(NVME_DRV_DIR "/remove_id", line)) == 0 &&
 	       n < 64)
 		n++;
 	if (r && r != -ENODEV) {
