@@ -576,8 +576,11 @@ static int qdev_load(struct qdev *d, const char *addr)
 		}
 	if (dir)
 		closedir(dir);
-	snprintf(d->label, sizeof(d->label), "%s%s(%s)", d->ctrl,
-		 d->ctrl[0] ? " " : "", d->addr);
+	if (d->ctrl[0])
+		snprintf(d->label, sizeof(d->label), "%s (%s)", d->ctrl,
+			 d->addr);
+	else
+		snprintf(d->label, sizeof(d->label), "%s", d->addr);
 	return 0;
 }
 

@@ -177,6 +177,22 @@ wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
 check_eq "restore: a manual rebind still has Write Zeroes (no dynamic ID left)" "$(wz "$ns")" "$wz0"
 check_eq "unlisted controller still never rebound" "$(seq "$uns")" "$us0"
 
+# a PCI function not bound yet (as at hotplug before the driver binds): the
+# dynamic ID binds it with the quirk from the start, no rebind. The value is
+# known without a controller only where the table says the ID is absent.
+if [ -n "$MODS" ]; then
+	echo "$addr" >/sys/bus/pci/drivers/nvme/unbind
+	wait_for - 10 sh -c "! test -e /sys/bus/pci/devices/$addr/driver"
+	$tool quirks "$addr" >/tmp/q.out 2>&1; rc=$?
+	info "quirks $addr said: $(tr '\n' '|' </tmp/q.out)"
+	check_eq "unbound PCI function: exit 0" "$rc" 0
+	grep -q "not bound: dynamic ID" /tmp/q.out && pass "unbound PCI function: bound through the dynamic ID" || fail "unbound path" "$(cat /tmp/q.out)"
+	lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+	check_eq "unbound PCI function: Write Zeroes off from the first bind" "$(wz "$ns")" 0
+	$tool restore "$lst" >/tmp/r.out 2>&1; rc=$?
+	check_eq "restore after the unbound path" "$rc $(wz "$ns")" "0 $wz0"
+fi
+
 # udev: coldplug leaves the restored controller alone for this boot
 if [ -n "$MODS" ]; then
 	mkdir -p /etc/udev/rules.d
