@@ -6,9 +6,12 @@
 # Usage: test-nvme-cli-plugin.sh NVME VERBS_H VERSION
 #
 # Checks, without any NVMe device, that every verb of VWC_VERBS (read from
-# VERBS_H) is reachable as "nvme vwc VERB" and as "nvme vwc-VERB", that
-# --help there is answered by the verb's own usage (vwc_cli_run) with exit
-# status 0, and that "nvme vwc --help" lists every verb. Output is TAP.
+# VERBS_H) is reachable as "nvme vwc VERB" and as "nvme vwc-VERB", and by
+# its shortest unambiguous abbreviation, that --help there is answered by
+# the verb's own usage (vwc_cli_run) with exit status 0, that exit
+# statuses 0, 1 and 2 come through nvme-cli as documented, and that
+# "nvme vwc --help" lists every verb. Works with nvme-cli 2.3 to 3.x.
+# Output is TAP.
 
 set -u
 
@@ -78,6 +81,62 @@ for v in $verbs; do
 		fi
 	done
 done
+
+# Unambiguous abbreviations, both forms: the shortest prefix of each verb
+# that no other verb starts with reaches that verb (nvme-cli's prefix
+# match), and messages name the canonical verb.
+for v in $verbs; do
+	i=1
+	while :; do
+		p=$(printf '%s' "$v" | cut -c1-$i)
+		clash=0
+		for o in $verbs; do
+			[ "$o" = "$v" ] && continue
+			case $o in "$p"*) clash=1 ;; esac
+		done
+		[ "$clash" = 0 ] || [ "$p" = "$v" ] && break
+		i=$((i + 1))
+	done
+	[ "$p" = "$v" ] && continue
+	for form in "vwc $p" "vwc-$p"; do
+		# shellcheck disable=SC2086
+		if run 0 $form --help && grep -q -- "vwc $v" "$out"; then
+			ok "nvme $form --help is the usage of $v"
+		else
+			not_ok "nvme $form --help is the usage of $v"
+		fi
+	done
+done
+
+# Exit statuses of nvme-vwc-sync(8), through nvme-cli: 0 success (a dry
+# run: nothing is changed even where NVMe drives exist), 1 a device that
+# cannot be used, 2 a bad command line (nvme-cli alone would turn every
+# failure into 1). Status 3 (audit drift) needs a drive: tests/vm.
+for form in "vwc sync" "vwc-sync"; do
+	# shellcheck disable=SC2086
+	if run 0 $form --dry-run; then
+		ok "nvme $form --dry-run exits 0"
+	else
+		not_ok "nvme $form --dry-run exits 0"
+	fi
+	# shellcheck disable=SC2086
+	if run 1 $form /dev/null && grep -q '/dev/null' "$out"; then
+		ok "nvme $form /dev/null exits 1 naming /dev/null"
+	else
+		not_ok "nvme $form /dev/null exits 1 naming /dev/null"
+	fi
+	# shellcheck disable=SC2086
+	if run 2 $form --no-such-option && grep -q -- '--no-such-option' "$out"; then
+		ok "nvme $form --no-such-option exits 2 naming it"
+	else
+		not_ok "nvme $form --no-such-option exits 2 naming it"
+	fi
+done
+if run 2 vwc audit --output-format=nonsense || run 2 vwc audit -o nonsense; then
+	ok "nvme vwc audit with a bad output format exits 2"
+else
+	not_ok "nvme vwc audit with a bad output format exits 2"
+fi
 
 if run 0 vwc version && grep -q "vwc version $version" "$out"; then
 	ok "nvme vwc version reports $version"
