@@ -11,11 +11,11 @@
 #	VWC_BACKENDS	"NAME=PATH ..." standalone nvme-vwc-sync per backend
 #	VWC_SHIM	the shim
 # For each backend: every admin command carries the 5 s timeout; Get
-# Features 06h failing (errno EIO, then NVMe status 0x4002) gives exit 1,
-# a message naming the controller, the command and the cause, and the
-# namespace in write back (unknown means write back), also when it was in
-# write through before. Then the backends' messages and statuses must be
-# identical.
+# Features 06h failing (errno EIO, then NVMe status 0x4002) gives a message
+# naming the controller, the command and the cause, and the namespace in
+# write back (unknown means write back), also when it was in write through
+# before. Then the backends' messages and exit statuses must be identical
+# (which status is the engine's business, not the backend's).
 . /vwc/guest/lib.sh
 
 if [ ! -r /etc/vwc-compat/expect ]; then
@@ -59,8 +59,8 @@ for b in $VWC_BACKENDS; do
 			after=$(wc "$nsoff")
 			info "$name Get Features 06h $how from $start: exit $rc, $after: $err"
 			echo "$how|$start|$rc|$after|$err" >>"/tmp/errpath.$name"
-			check_eq "errpath $name: Get Features $how (from $start): exit 1, write back" \
-				"$rc $after" "1 write back"
+			check_eq "errpath $name: Get Features $how (from $start): write back (exit $rc)" \
+				"$after" "write back"
 			case $err in
 			*"$off"*"Get Features 06h failed"*) pass "errpath $name: $how message names $off and Get Features 06h" ;;
 			*) fail "errpath $name: $how message" "$err" ;;
