@@ -7,10 +7,12 @@
 # alternating runs with the sidecar stopped and running in one boot (the
 # order flips every pair to cancel drift). Prints per-run figures, then the
 # mean and spread (min-max, standard deviation) of IOPS and fio's CPU
-# (usr+sys %) for each, and the sidecar's own CPU ticks while fio ran.
+# (usr+sys %) for each, the median of the per-pair ratios (adjacent runs see
+# about the same load on a shared host), and the sidecar's own CPU ticks
+# while fio ran.
 . /vwc/guest/lib.sh
-R=${VWC_BENCH_IO_RUNS:-5}
-T=${VWC_BENCH_IO_SECONDS:-5}
+R=${VWC_BENCH_IO_RUNS:-8}
+T=${VWC_BENCH_IO_SECONDS:-3}
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 mkdir -p /sys/kernel/tracing
@@ -50,10 +52,13 @@ while [ "$i" -lt "$R" ]; do
 done
 summ() {
 	awk '{ n++; s += $1; q += $1 * $1; c += $2; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
-	END { m = s / n; sd = sqrt(q / n - m * m); printf "IOPS mean %.0f, min %.0f, max %.0f (spread %.1f%%), sd %.0f; fio CPU (usr+sys) mean %.1f%%", m, lo, hi, 100 * (hi - lo) / m, sd, c / n }' "$1"
+	END { m = s / n; v = q / n - m * m; sd = v > 0 ? v : 0; for (i = 0; i < 60 && sd > 0; i++) sd = (sd + v / sd) / 2
+		printf "IOPS mean %.0f, min %.0f, max %.0f (spread %.1f%% of the mean), sd %.0f; fio CPU (usr+sys) mean %.1f%%", m, lo, hi, 100 * (hi - lo) / m, sd, c / n }' "$1"
 }
 echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar stopped: $(summ /tmp/stopped)"
 echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar running: $(summ /tmp/running)"
-echo "BENCH: difference of the means: $(awk 'NR == FNR { a += $1; n++; next } { b += $1; m++ } END { printf "%+.1f%% (running vs stopped)", 100 * (b / m - a / n) / (a / n) }' /tmp/stopped /tmp/running); sidecar CPU ticks during each running fio: $(tr '\n' ' ' </tmp/ticks)"
+echo "BENCH: difference of the means: $(awk 'NR == FNR { a += $1; n++; next } { b += $1; m++ } END { printf "%+.1f%% (running vs stopped)", 100 * (b / m - a / n) / (a / n) }' /tmp/stopped /tmp/running)"
+echo "BENCH: per-pair IOPS ratio running/stopped: $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $3 }' | sort -n | tr '\n' ' ')(median $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $3 }' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'))"
+echo "BENCH: sidecar CPU ticks during each running fio: $(tr '\n' ' ' </tmp/ticks)"
 echo "BENCH: sidecar says: $(grep -m 1 watching /tmp/watch.log)"
 finish
