@@ -18,7 +18,7 @@ LIMIT_MS=50
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 mkdir -p /sys/kernel/tracing
-mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+grep -q ' /sys/kernel/tracing ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 tp=no
 [ -d /sys/kernel/tracing/events/nvme/nvme_setup_cmd ] && tp=yes
 info "tracepoint nvme:nvme_setup_cmd available: $tp"

@@ -15,7 +15,7 @@ N=${VWC_BENCH_TOGGLES:-50}
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 mkdir -p /sys/kernel/tracing
-mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+grep -q ' /sys/kernel/tracing ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 start_udev >/dev/null 2>&1
 nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
 pid=$!
