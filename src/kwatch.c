@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,24 @@ static int read_text(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * An offset or size of a format line: 0 to 65535 (a record is at most
+ * 64 KiB), so that decode()'s bound checks cannot be bypassed by a
+ * negative value or overflow (found by tests/fuzz/fuzz-kwatch.c).
+ */
+static bool parse_int(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || v < 0 || v > 65535)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 /* "\tfield:u8 cdw10[24];\toffset:20;\tsize:24;\tsigned:0;" */
 static void parse_field(char *line, struct kw_event_fmt *f)
 {
@@ -85,13 +104,11 @@ static void parse_field(char *line, struct kw_event_fmt *f)
 	name = strrchr(decl, ' ');
 	name = name ? name + 1 : decl;
 	p = strstr(semi + 1, "offset:");
-	if (!p)
+	if (!p || !parse_int(p + 7, &fl.offset))
 		return;
-	fl.offset = atoi(p + 7);
 	p = strstr(semi + 1, "size:");
-	if (!p)
+	if (!p || !parse_int(p + 5, &fl.size) || !fl.size)
 		return;
-	fl.size = atoi(p + 5);
 	if (!strcmp(name, "ctrl_id"))
 		f->ctrl_id = fl;
 	else if (!strcmp(name, "qid"))
