@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The nvme tracepoint format parser and the perf record decoder of
+ * src/kwatch.c (static: the file is included). Input: a tracefs "format"
+ * text, a NUL, then perf records (struct perf_event_header + TIME + RAW)
+ * as the ring would hold them. Invariant: decoding never reads outside a
+ * record, whatever offsets and sizes the format claims.
+ */
+#include "../../src/kwatch.c"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *z = memchr(data, 0, size), *rec;
+	struct vwc_kwatch kw;
+	char *fmt, *line, *save;
+	size_t left;
+
+	memset(&kw, 0, sizeof(kw));
+	fmt = fuzz_str(data, z ? (size_t)(z - data) : size);
+	for (line = strtok_r(fmt, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		parse_field(line, &kw.setup);
+		kw.complete = kw.setup;
+	}
+	kw.setup.id = 0x101;
+	kw.complete.id = 0x102;
+	rec = z ? z + 1 : data + size;
+	left = (size_t)(data + size - rec);
+	/* records back to back, each on the heap at its exact size */
+	while (left >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		uint8_t *copy;
+
+		memcpy(&h, rec, sizeof(h));
+		if (h.size < sizeof(h) || h.size > left)
+			break;
+		copy = malloc(h.size);
+		memcpy(copy, rec, h.size);
+		decode(&kw, copy, h.size);
+		free(copy);
+		rec += h.size;
+		left -= h.size;
+	}
+	free(kw.evs);
+	free(fmt);
+	return 0;
+}

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The pure parsers of src/quirks.c, on text from outside: the modprobe.d
+ * "options nvme quirks=" merge (vwc_quirks_merge), hwdb property values
+ * and the kernel's quirks file (vwc_quirk_has, vwc_quirks_mask,
+ * vwc_quirk_bit), modules.alias patterns (vwc_alias_names_id),
+ * /proc/self/mountinfo lines (vwc_mountinfo_uses) and PCI addresses
+ * (vwc_quirks_is_pci_addr). The input is up to three NUL-separated
+ * strings; the first byte of the first one picks the function.
+ *
+ * Invariants: a merge keeps the ID's quirk in the result and is
+ * idempotent; a mask holds only known bits; output buffers (heap, exact
+ * size) are never overrun.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "quirks.h"
+#include "fuzz.h"
+
+#define DWZ "disable_write_zeroes"
+
+static void merge(const char *cur, const char *id, const char *quirk,
+		  size_t len)
+{
+	char *out = malloc(len), *again = malloc(len);
+
+	if (!vwc_quirks_merge(cur, id, quirk, out, len)) {
+		fuzz_assert(strlen(out) < len);
+		/* merging into the result changes nothing */
+		if (!vwc_quirks_merge(out, id, quirk, again, len))
+			fuzz_assert(!strcmp(out, again));
+	}
+	free(again);
+	free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *p[3], *where, bad[24];
+	unsigned long mask;
+	const char *a;
+	int op;
+
+	if (!size)
+		return 0;
+	op = data[0] % 7;
+	fuzz_parts(data + 1, size - 1, p, 3);
+	a = p[0];
+	switch (op) {
+	case 0:	/* the admin's quirks= value, our ID and quirk */
+		merge(a, "1b36:0010", DWZ, 1024);
+		merge(a, "1b36:0010", DWZ, 1 + (size % 64));
+		break;
+	case 1:	/*
+		 * everything from the input; the ID and the quirk are ours
+		 * (sysfs, a constant): never empty, no separators
+		 */
+		if (*p[1] && *p[2] && !strpbrk(p[1], "-, \t\n") &&
+		    !strpbrk(p[2], "-,: \t\n"))
+			merge(a, p[1], p[2], 256);
+		break;
+	case 2:	/* a hwdb NVME_VWC_SYNC_QUIRKS value */
+		(void)vwc_quirk_has(a, DWZ);
+		if (*p[1])
+			(void)vwc_quirk_has(a, p[1]);
+		break;
+	case 3:	/* /sys/class/nvme/nvmeN/quirks */
+		if (!vwc_quirks_mask(a, &mask, bad, sizeof(bad)))
+			fuzz_assert(mask < (1UL << 32));
+		(void)vwc_quirk_bit(a, strlen(a));
+		break;
+	case 4:	/* modules.alias pattern against a modalias */
+		(void)vwc_alias_names_id(a, *p[1] ? p[1] :
+			"pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02");
+		break;
+	case 5:	/* a mountinfo line */
+		where = malloc(16);
+		if (vwc_mountinfo_uses(a, "259:1", "/dev/nvme0n1p1", where, 16))
+			fuzz_assert(strlen(where) < 16);
+		free(where);
+		break;
+	case 6:
+		(void)vwc_quirks_is_pci_addr(a);
+		break;
+	}
+	fuzz_free_parts(p, 3);
+	return 0;
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Build the libFuzzer harnesses and run each one for a fixed time, one at a
+# time (nice 10), from the committed seeds (tests/fuzz/corpus/NAME) plus
+# what earlier runs found (BUILDDIR/corpus/NAME).
+# Usage: run.sh BUILDDIR [SECONDS]   (SECONDS per harness, default 20)
+# Prints one line per harness (executions, crashes) and
+# "fuzz: N passed, N failed": a harness fails on any crash, leak, timeout
+# or sanitizer report; the input is kept as BUILDDIR/artifacts/NAME-*.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=${1:?usage: run.sh BUILDDIR [SECONDS]}
+T=${2:-20}
+mkdir -p "$B"
+B=$(cd "$B" && pwd)
+passed=0 failed=0
+
+bash tests/analyze/deps.sh clang libclang-rt-14-dev libudev-dev libjson-c-dev libnvme-dev meson ninja-build pkg-config || {
+	echo "fuzz: 0 passed, 1 failed"; exit 1; }
+if ! bash tests/fuzz/build.sh "$B/build"; then
+	echo "fuzz: 0 passed, 1 failed"
+	exit 1
+fi
+mkdir -p "$B/artifacts"
+for src in tests/fuzz/fuzz-*.c; do
+	h=$(basename "$src" .c)
+	name=${h#fuzz-}
+	log=$B/$name.log
+	mkdir -p "$B/corpus/$name"
+	rc=0
+	nice -n 10 "$B/build/$h" -max_total_time="$T" -timeout=10 \
+		-print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
+		"$B/corpus/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	crashes=$(grep -cE '^==[0-9]+== ?ERROR|^SUMMARY: (Address|Undefined|Leak)|runtime error:' "$log" || true)
+	if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ] && [ -n "$execs" ]; then
+		passed=$((passed + 1))
+		echo "fuzz: ok   $name: ${execs} executions in ${T} s, 0 crashes, corpus $(ls "$B/corpus/$name" | wc -l) + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds"
+	else
+		failed=$((failed + 1))
+		echo "fuzz: FAIL $name: exit $rc, ${execs:-?} executions, $crashes reports (log $log)"
+		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 5
+	fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
