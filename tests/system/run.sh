@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Full-system tests: the Debian packages of this tree, installed with apt in
+# a booted Debian 12 (bookworm) and Debian 13 (trixie) system, systemd as
+# PID 1, under QEMU (TCG) with NVMe drives attached.
+#
+#   run.sh [SUITE...]     (default: bookworm trixie)
+#
+# For each suite: scripts/build-debs.sh builds the package (and the same
+# tree as the next version, 0.1.0+up1, for the upgrade check) in a clean
+# chroot; tests/system/mkimage.sh gives the cached system image; a copy-on-
+# write overlay of it boots with a second disk (label VWCTEST) holding
+# tests/system/guest/test.sh and the .deb files. The guest script installs
+# the package, reboots once, and checks boot, service, hot-add, SMART,
+# restart, kill, upgrade, remove and purge (see the script). The host sends
+# the guest's "VWC-HOST:" lines to the QEMU monitor.
+#
+# Environment: VWC_SYSTEM_OUT (logs; default build/system in the
+# repository), VWC_DEBS_FROM=head (build the packages from the last commit,
+# see build-debs.sh --head), VWC_SYSTEM_TIMEOUT (seconds per suite, 900),
+# VWC_CACHE_DIR.
+# Last line: "system: N passed, N failed[, N skipped]".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
+OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
+TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
+[ "$#" -gt 0 ] || set -- bookworm trixie
+
+passed=0 failed=0 skipped=0
+log() { echo "system: $*" >&2; }
+broken() { echo "VWC-TEST: FAIL $1: $2"; failed=$((failed + 1)); }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }'; }
+
+# Host tools (Debian packages).
+need=()
+for p in mmdebstrap qemu-system-x86 qemu-utils socat e2fsprogs git; do
+	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+	log "installing ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		{ broken system "cannot install ${need[*]}"; echo "system: 0 passed, 1 failed"; exit 1; }
+fi
+
+mkdir -p "$OUT"
+from=()
+[ "${VWC_DEBS_FROM:-}" != head ] || from=(--head)
+
+# run_suite SUITE: build, image, boot; adds to the counts.
+run_suite() {
+	local suite=$1 t0 dir img work log qpid wpid rc status
+	local debs=$OUT/debs-$suite debs2=$OUT/debs-$suite-up
+	work=$OUT/$suite
+	rm -rf "$work"
+	mkdir -p "$work"
+
+	t0=$(now)
+	if ! bash scripts/build-debs.sh "${from[@]}" "$suite" "$debs" >"$work/build-debs.log" 2>&1; then
+		tail -n 20 "$work/build-debs.log" >&2
+		broken "$suite" "build-debs.sh failed ($work/build-debs.log)"
+		return
+	fi
+	if ! bash scripts/build-debs.sh "${from[@]}" --version 0.1.0+up1 "$suite" "$debs2" \
+		>"$work/build-debs-up.log" 2>&1; then
+		log "$suite: the next version did not build; the upgrade check is skipped"
+		rm -rf "$debs2"
+	fi
+	log "$suite: packages built in $(elapsed "$t0") s; lintian: $(grep -c '^E: ' "$debs/lintian.txt") error(s), $(grep -c '^W: ' "$debs/lintian.txt") warning(s)"
+	grep '^[EW]: ' "$debs/lintian.txt" | sed "s/^/system: $suite: lintian: /" >&2
+
+	t0=$(now)
+	if ! dir=$(bash tests/system/mkimage.sh "$suite" 2>"$work/mkimage.log"); then
+		cat "$work/mkimage.log" >&2
+		broken "$suite" "mkimage.sh failed"
+		return
+	fi
+	cat "$work/mkimage.log" >&2
+	log "$suite: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"))"
+
+	# The test disk: the guest script and the packages.
+	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out"
+	cp tests/system/guest/test.sh "$work/vwc/test.sh"
+	chmod 755 "$work/vwc/test.sh"
+	cp "$debs"/nvme-vwc-sync_*.deb "$work/vwc/debs/v1/"
+	if [ -d "$debs2" ]; then
+		mkdir -p "$work/vwc/debs/v2"
+		cp "$debs2"/nvme-vwc-sync_*.deb "$work/vwc/debs/v2/"
+	fi
+	img=$work/vwctest.img
+	truncate -s 64M "$img"
+	mke2fs -q -t ext4 -L VWCTEST -d "$work/vwc" "$img"
+	qemu-img create -q -f qcow2 -b "$dir/root.raw" -F raw "$work/root.qcow2"
+	for f in nv0 nv1 spare0; do truncate -s 64M "$work/$f.img"; done
+
+	log=$work/serial.log
+	local sock=$work/monitor.sock
+	: >"$log"
+	: >"$log.monitor"
+	t0=$(now)
+	qemu-system-x86_64 -accel tcg,thread=single -machine q35 -cpu max,-cx16 -m 1024 -smp 1 \
+		-nographic -nic none \
+		-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
+		-append "root=/dev/vda rw console=ttyS0 quiet panic=-1 systemd.show_status=error" \
+		-serial "file:$log" -monitor "unix:$sock,server=on,wait=off" \
+		-drive "file=$work/root.qcow2,if=virtio,format=qcow2" \
+		-drive "file=$img,if=virtio,format=raw" \
+		-device nvme,id=nv0,serial=VWC0 \
+		-drive "file=$work/nv0.img,if=none,id=d0,format=raw" \
+		-device nvme-ns,drive=d0,bus=nv0,nsid=1,write-cache=off \
+		-device nvme,id=nv1,serial=VWC1 \
+		-drive "file=$work/nv1.img,if=none,id=d1,format=raw" \
+		-device nvme-ns,drive=d1,bus=nv1,nsid=1,write-cache=on \
+		-device pcie-root-port,id=rp0,chassis=1,slot=1 \
+		</dev/null >"$work/qemu.log" 2>&1 &
+	qpid=$!
+	trap 'kill "$qpid" 2>/dev/null' EXIT
+	# The guest's VWC-HOST lines go to the monitor, in order.
+	(
+		tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | while IFS= read -r line; do
+			line=${line%$'\r'}
+			case $line in
+			*VWC-HOST:*)
+				cmd=${line#*VWC-HOST: }
+				cmd=${cmd//\{dir\}/$work}
+				{
+					echo "> $cmd"
+					printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 |
+						tr -d '\r' | grep -av '^QEMU .* monitor\|^(qemu)' || true
+				} >>"$log.monitor"
+				;;
+			esac
+		done
+	) &
+	wpid=$!
+	status=ok
+	while kill -0 "$qpid" 2>/dev/null; do
+		if [ "$(elapsed "$t0")" -gt "$TIMEOUT" ]; then
+			status=timeout
+			kill "$qpid"
+			break
+		fi
+		sleep 1
+	done
+	rc=0
+	wait "$qpid" || rc=$?
+	trap - EXIT
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	local total
+	total=$(elapsed "$t0")
+
+	# Results: the serial console; logs from the test disk (debugfs).
+	mkdir -p "$work/out"
+	debugfs -R "rdump /out $work" "$img" >/dev/null 2>&1 || true
+	grep -a 'VWC-INFO:' "$log" | sed 's/^.*VWC-INFO: /system: /'
+	local res
+	res=$(grep -a 'VWC-TEST: \(PASS\|FAIL\|SKIP\)' "$log" | sed 's/^.*VWC-TEST: //')
+	[ -z "$res" ] || echo "$res" | sed 's/^/system: /'
+	passed=$((passed + $(grep -c '^PASS' <<<"$res")))
+	failed=$((failed + $(grep -c '^FAIL' <<<"$res")))
+	skipped=$((skipped + $(grep -c '^SKIP' <<<"$res")))
+	if ! grep -aq 'VWC-TEST: DONE' "$log"; then
+		broken "$suite" "the guest did not finish (status $status, QEMU exit $rc, $total s; $log)"
+		grep -av '^\s*$' "$log" | tail -n 15 | sed 's/^/system:   | /' >&2
+	fi
+	local b1 b2
+	b1=$(grep -a -m1 'boot 1: multi-user.target after' "$log" | sed 's/.*after \([0-9]*\) ms.*/\1/')
+	b2=$(grep -a -m1 'boot 2: multi-user.target after' "$log" | sed 's/.*after \([0-9]*\) ms.*/\1/')
+	log "$suite: QEMU ran $total s in all (two boots); multi-user.target reached ${b1:-?} ms and ${b2:-?} ms after kernel start; logs in $work"
+}
+
+t_all=$(now)
+for s in "$@"; do
+	case $s in
+	bookworm | trixie) run_suite "$s" ;;
+	*) broken "$s" "unknown suite (bookworm, trixie)" ;;
+	esac
+done
+log "all suites: $(elapsed "$t_all") s"
+summary="system: $passed passed, $failed failed"
+[ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]
