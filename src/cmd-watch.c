@@ -253,8 +253,11 @@ static void forget_ctrl(struct watch *w, int i)
 	if (c->fd > 0)
 		close(c->fd);
 	free(c->pending);
+	c->pending = NULL;
 	drop_wds_of(w, c->name);
+	/* the last entry moves into the hole, its slot is cleared */
 	w->ctrl[i] = w->ctrl[--w->nr_ctrl];
+	memset(&w->ctrl[w->nr_ctrl], 0, sizeof(*w->ctrl));
 }
 
 /*

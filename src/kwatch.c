@@ -182,7 +182,7 @@ void vwc_kwatch_close(struct vwc_kwatch *kw)
 
 	if (!kw)
 		return;
-	for (i = 0; i < kw->nr_rings; i++) {
+	for (i = 0; kw->rings && i < kw->nr_rings; i++) {
 		struct kw_ring *g = &kw->rings[i];
 
 		if (g->fd_complete >= 0)
@@ -266,10 +266,8 @@ int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
 
 		r = open_ring(kw, (int)cpu, g);
 		kw->nr_rings++;
-		if (r == -ENODEV && cpu) {	/* CPU offline */
-			r = 0;
+		if (r == -ENODEV && cpu)	/* CPU offline */
 			continue;
-		}
 		if (r) {
 			snprintf(why, len, "perf_event_open on the nvme tracepoints (CPU %ld): %s",
 				 cpu, strerror(-r));

@@ -445,7 +445,9 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 	for (i = 0; i < t->nr_ns; i++) {
 		if (!t->ns[i].syspath[0]) {
 			ns_free(&t->ns[i]);
+			/* the last entry moves into the hole, its slot is cleared */
 			t->ns[i] = t->ns[--t->nr_ns];
+			memset(&t->ns[t->nr_ns], 0, sizeof(*t->ns));
 			i--;
 		}
 	}
