@@ -9,6 +9,9 @@
 #   - `promtool test rules` on the unit tests;
 #   - every alert of the rules file fires in at least one test case, and
 #     every alert has a case where it is expected not to fire;
+#   - the rules on real `audit -o prometheus` output (tests/fleet/
+#     fixtures/audit-*.prom, recorded in a 16 x 4 + multipath guest), and
+#     with one namespace forced into the unsafe state;
 #   - the tests can fail: mutants of the rules (the multipath join dropped,
 #     "unknown" counted as safe, no `for:` on drift, a stale threshold of
 #     3 h) must each make `promtool test rules` fail.
@@ -48,7 +51,7 @@ if ! "$py" -c 'import yaml' 2>/dev/null; then
 		bail "python3-yaml" "apt-get install python3-yaml failed"
 fi
 
-echo "1..10"
+echo "1..11"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -106,7 +109,89 @@ na=$(echo "$cov" | grep -c .)
 if [ "$na" -ge 8 ] && [ "$nf" -eq 0 ]; then ok "every alert fires in a test case ($na alerts)"; else notok "every alert fires in a test case" "$cov"; fi
 if [ "$na" -ge 8 ] && [ "$ns" -eq 0 ]; then ok "every alert has a case where it must not fire"; else notok "every alert has a case where it must not fire" "$cov"; fi
 
-# 6-10. the tests catch broken rules: each mutant must fail
+# 6. the rules on the real tool's output: `audit -o prometheus` of a
+# 16 x 4 + multipath guest before and after `sync` (fixtures/*.prom), as
+# one host's series: the write-through rule's expression finds nothing,
+# the drift rule's finds exactly the namespaces the file marks; the synced
+# file with one WCE-on namespace forced to write through (the bug the
+# rule is for) makes the write-through expression find exactly that one.
+real=$("$py" - "$RULES" "$HERE/fixtures" "$tmp" <<'EOF2'
+import os, re, sys, yaml
+rules = yaml.safe_load(open(sys.argv[1]))
+fix, out = sys.argv[2], sys.argv[3]
+expr = {r["alert"]: r["expr"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (-?[0-9.e+]+)$')
+
+def parse(path):
+    samples = []
+    for line in open(path):
+        line = line.rstrip("\n")
+        if not line or line.startswith("#"):
+            continue
+        m = line_re.match(line)
+        if not m:
+            sys.exit("unparsable line in %s: %s" % (path, line))
+        samples.append((m.group(1), m.group(3) or "", float(m.group(4))))
+    return samples
+
+def labels_of(lbl):
+    return dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', lbl))
+
+def series(samples):
+    res = []
+    for name, lbl, v in samples:
+        extra = 'instance="real",job="node"'
+        res.append({"series": "%s{%s%s}" % (name, extra, "," + lbl if lbl else ""),
+                    "values": "%gx20" % v})
+    return res
+
+def exp(samples, name, pred):
+    res = []
+    for n, lbl, v in samples:
+        if n == name and pred(labels_of(lbl), v):
+            l = labels_of(lbl)
+            l.update(instance="real", job="node")
+            res.append({"labels": "%s{%s}" % (n, ",".join('%s="%s"' % kv for kv in sorted(l.items()))),
+                        "value": v})
+    return res
+
+tests = []
+names = []
+for f in ("audit-drift.prom", "audit-synced.prom"):
+    path = os.path.join(fix, f)
+    if not os.path.exists(path):
+        sys.exit("missing fixture " + path)
+    s = parse(path)
+    ndrift = sum(1 for n, l, v in s if n == "nvme_vwc_namespace_drift" and v == 1)
+    tests.append({"interval": "1m", "input_series": series(s), "promql_expr_test": [
+        {"expr": expr["NvmeVwcWriteThroughWithCacheOn"], "eval_time": "15m", "exp_samples": []},
+        {"expr": expr["NvmeVwcDrift"], "eval_time": "15m",
+         "exp_samples": exp(s, "nvme_vwc_namespace_drift", lambda l, v: v == 1)}]})
+    names.append("%s: %d series, %d drifting" % (f, len(s), ndrift))
+    if f == "audit-synced.prom":
+        # the bug: a namespace of a WCE-on controller in write through
+        on = {labels_of(l)["controller"] for n, l, v in s if n == "nvme_vwc_cache_enabled" and v == 1}
+        victim = next(labels_of(l)["namespace"] for n, l, v in s
+                      if n == "nvme_vwc_namespace_write_back" and v == 1 and labels_of(l)["controller"] in on)
+        bug = [(n, l, 0.0 if n == "nvme_vwc_namespace_write_back" and labels_of(l).get("namespace") == victim else v)
+               for n, l, v in s]
+        tests.append({"interval": "1m", "input_series": series(bug), "promql_expr_test": [
+            {"expr": expr["NvmeVwcWriteThroughWithCacheOn"], "eval_time": "15m",
+             "exp_samples": exp(bug, "nvme_vwc_namespace_write_back",
+                                lambda l, v: l.get("namespace") == victim)}]})
+        names.append("bug injected: %s in write through" % victim)
+yaml.safe_dump({"rule_files": [sys.argv[1]], "evaluation_interval": "1m", "tests": tests},
+               open(os.path.join(out, "real.test.yml"), "w"), sort_keys=False)
+print("; ".join(names))
+EOF2
+) || real="generator failed: $real"
+if out=$("$promtool" test rules "$tmp/real.test.yml" 2>&1); then
+	ok "rules on the real output ($real)"
+else
+	notok "rules on the real output ($real)" "$out"
+fi
+
+# 7-11. the tests catch broken rules: each mutant must fail
 mutant() { # NAME PYTHON-REPLACEMENT(old, new) ...
 	local name=$1 old=$2 new=$3 count
 	mkdir -p "$tmp/m"
