@@ -107,6 +107,9 @@ suite() {
 step "fleet (ansible playbook, promtool)"
 suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
 
+step "system (the packages in booted Debian 12 and 13 systems)"
+suite system bash tests/system/run.sh
+
 echo
 total="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
