@@ -154,7 +154,6 @@ run_suite() {
 	total=$(elapsed "$t0")
 
 	# Results: the serial console; logs from the test disk (debugfs).
-	mkdir -p "$work/out"
 	debugfs -R "rdump /out $work" "$img" >/dev/null 2>&1 || true
 	grep -a 'VWC-INFO:' "$log" | sed 's/^.*VWC-INFO: /system: /'
 	local res

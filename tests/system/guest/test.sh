@@ -128,8 +128,11 @@ mu=$(systemctl show -P ActiveEnterTimestampMonotonic multi-user.target)
 check_eq "boot: WCE-off drive write through at multi-user.target" "$(wcache "$n0")" "write through"
 check_eq "boot: WCE-on drive write back" "$(wcache "$n1")" "write back"
 # The reason line, logged by the tool run by systemd-udevd (the rules), not
-# by the service: in udevd's cgroup, before multi-user.target was reached.
-line=$(journalctl -b --no-pager -o short-monotonic _SYSTEMD_UNIT=systemd-udevd.service SYSLOG_IDENTIFIER=nvme-vwc-sync |
+# by the service: only runs under udevd log through syslog (the service's
+# lines come through its stdout stream), before multi-user.target. (Not
+# _SYSTEMD_UNIT: journald of systemd 252 often cannot tell the cgroup of a
+# process that has already exited.)
+line=$(journalctl -b --no-pager -o short-monotonic _TRANSPORT=syslog SYSLOG_IDENTIFIER=nvme-vwc-sync |
 	grep -m1 "$n0: write back -> write through")
 if [ -n "$line" ]; then
 	pass "boot: journal holds udev's reason line"
@@ -178,7 +181,7 @@ if wait_for "hot-add: controller appears" 30 ns VWCHP; then
 	sleep 0.5
 	check "hot-add: the service's journal names it" \
 		sh -c "journalctl -b --no-pager -o cat -u nvme-vwc-sync.service | grep -q '$nh: write back -> write through'"
-	udevline=$(journalctl -b --no-pager -o cat _SYSTEMD_UNIT=systemd-udevd.service SYSLOG_IDENTIFIER=nvme-vwc-sync | grep -c "$nh:")
+	udevline=$(journalctl -b --no-pager -o cat _TRANSPORT=syslog SYSLOG_IDENTIFIER=nvme-vwc-sync | grep -c "$nh:")
 	check_eq "hot-add: udev's own run did not do it (opt-out honoured)" "$udevline" 0
 fi
 
