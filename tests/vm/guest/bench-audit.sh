@@ -24,9 +24,17 @@
 #    interleaved in one run, REPS times each: median wall times and ratio.
 # 2. The audit at 4, 16, 32 and 64 namespaces (1, 4, 8, 16 controllers given
 #    by name): median wall time, per namespace, and the marginal cost.
+# 3. Where the fixed cost goes: the timer itself (two `date` processes
+#    around a shell builtin), a static exec (/bin/true, busybox), process
+#    start (`audit --help`), the scan with nothing probed (`audit nvme99`).
+#    Wall times include the timer's overhead, for the loop and the audit
+#    alike; the ratio net of it is printed too. The host's load moves the
+#    loop (some 100 processes) more than the audit: compare figures of one
+#    run. If the image has /usr/local/sbin/nvme-vwc-sync-old (a previous
+#    build, put into the DESTDIR by hand), it runs interleaved too.
 # Lines for the bench runner start with "BENCH:".
 . /vwc/guest/lib.sh
-REPS=${VWC_BENCH_REPS:-7}
+REPS=${VWC_BENCH_REPS:-30}
 NCTRL=16 NNS=64
 
 all_there() {
@@ -76,18 +84,36 @@ check_eq "bench-audit: loop and audit agree on WCE" \
 info "loop line: $(head -n 1 /tmp/loop.out)"
 
 # 1. side by side, interleaved so drift in the host's load hits both alike
-ta='' tl=''
+# (and the timer's own cost, measured in the same rounds)
+old=''
+[ -x /usr/local/sbin/nvme-vwc-sync-old ] && old=/usr/local/sbin/nvme-vwc-sync-old
+ta='' tl='' to='' tp=''
 i=0
 while [ "$i" -lt "$REPS" ]; do
 	ta="$ta $(us_of audit)"
 	tl="$tl $(us_of admin_loop)"
+	to="$to $(us_of :)"
+	[ -z "$old" ] || tp="$tp $(us_of "$old" audit -o json)"
 	i=$((i + 1))
 done
-ma=$(echo "$ta" | median) ml=$(echo "$tl" | median)
-echo "BENCH: fleet audit, 16 controllers x 4 namespaces, QEMU/TCG, $REPS runs each (median; all runs in ms)"
-echo "BENCH:   nvme-vwc-sync audit -o json   $(ms "$ma") ms   [$(for t in $ta; do printf '%s ' "$(ms "$t")"; done | sed 's/ $//')]"
-echo "BENCH:   admin shell loop              $(ms "$ml") ms   [$(for t in $tl; do printf '%s ' "$(ms "$t")"; done | sed 's/ $//')]"
+ma=$(echo "$ta" | median) ml=$(echo "$tl" | median) mo=$(echo "$to" | median)
+list() { for t in "$@"; do printf '%s ' "$(ms "$t")"; done | sed 's/ $//'; }
+fastest() { tr ' ' '\n' | grep . | sort -n | head -n 1; }
+# shellcheck disable=SC2086 # one word per run
+{
+echo "BENCH: fleet audit, 16 controllers x 4 namespaces, QEMU/TCG, $REPS runs each, interleaved (median; all runs in ms)"
+echo "BENCH:   nvme-vwc-sync audit -o json   $(ms "$ma") ms   [$(list $ta)]"
+echo "BENCH:   admin shell loop              $(ms "$ml") ms   [$(list $tl)]"
+echo "BENCH:   timer alone (date; :; date)   $(ms "$mo") ms   [$(list $to)]"
 echo "BENCH:   ratio loop/audit              x$(awk -v a="$ma" -v l="$ml" 'BEGIN { printf "%.1f", l / a }')"
+echo "BENCH:   ratio net of the timer        x$(awk -v a="$ma" -v l="$ml" -v o="$mo" 'BEGIN { printf "%.1f", (l - o) / (a - o) }')"
+echo "BENCH:   fastest runs: audit $(ms "$(echo "$ta" | fastest)") ms, loop $(ms "$(echo "$tl" | fastest)") ms"
+if [ -n "$old" ]; then
+	mp=$(echo "$tp" | median)
+	echo "BENCH:   previous build (nvme-vwc-sync-old audit -o json) $(ms "$mp") ms, fastest $(ms "$(echo "$tp" | fastest)") ms   [$(list $tp)]"
+	echo "BENCH:   ratio previous/this build   x$(awk -v a="$ma" -v p="$mp" 'BEGIN { printf "%.2f", p / a }'), loop/previous x$(awk -v p="$mp" -v l="$ml" 'BEGIN { printf "%.1f", l / p }')"
+fi
+}
 
 # 2. cost per namespace as the host grows
 echo "BENCH: audit -o json by namespace count ($REPS runs each, median)"
@@ -110,13 +136,26 @@ for k in 1 4 8 16; do
 	[ "$k" -ne 1 ] || { first_n=$got first_t=$m; }
 	prev_n=$got prev_t=$m
 done
-t=''
-i=0
-while [ "$i" -lt "$REPS" ]; do t="$t $(us_of nvme-vwc-sync audit --help)"; i=$((i + 1)); done
-echo "BENCH:   baseline: 'nvme-vwc-sync audit --help' (process start, no scan) $(ms "$(echo "$t" | median)") ms"
-t=''
-i=0
-while [ "$i" -lt "$REPS" ]; do t="$t $(us_of nvme-vwc-sync audit -o json nvme99)"; i=$((i + 1)); done
-echo "BENCH:   baseline: 'nvme-vwc-sync audit nvme99' (scan, nothing probed) $(ms "$(echo "$t" | median)") ms"
 echo "BENCH:   marginal cost 4 -> 64 namespaces: $(awk -v a="$first_t" -v b="$prev_t" -v n=$((prev_n - first_n)) 'BEGIN { printf "%.2f", (b - a) / n / 1000 }') ms per namespace (fixed start-up $(ms "$first_t") ms at 4)"
+
+# 3. the fixed cost, step by step, interleaved
+echo "BENCH: fixed cost ($REPS runs each, interleaved; median, fastest)"
+tt='' tx='' th='' tn='' tq=''
+i=0
+while [ "$i" -lt "$REPS" ]; do
+	tt="$tt $(us_of :)"
+	tx="$tx $(us_of /bin/true)"
+	th="$th $(us_of nvme-vwc-sync audit --help)"
+	tn="$tn $(us_of nvme-vwc-sync audit -o json nvme99)"
+	[ -z "$old" ] || tq="$tq $(us_of "$old" audit -o json nvme99)"
+	i=$((i + 1))
+done
+row() { # LABEL TIMES
+	printf 'BENCH:   %-58s %7s ms  %7s ms\n' "$1" "$(ms "$(echo "$2" | median)")" "$(ms "$(echo "$2" | fastest)")"
+}
+row "timer alone (date; :; date)" "$tt"
+row "/bin/true (a static exec)" "$tx"
+row "baseline: 'nvme-vwc-sync audit --help' (process start, no scan)" "$th"
+row "baseline: 'nvme-vwc-sync audit nvme99' (scan, nothing probed)" "$tn"
+[ -z "$old" ] || row "previous build: 'audit nvme99' (scan, nothing probed)" "$tq"
 finish
