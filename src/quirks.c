@@ -911,8 +911,31 @@ static int blk_in_use(const char *b, char *why, size_t len, struct holds *h)
 }
 
 /* every namespace and partition of a controller: 1 in use (@why), 0 free */
+static int ctrl_in_use_once(const struct nslist *l, char *why, size_t len,
+			    struct holds *h);
+
+/*
+ * udev's workers open a new block device for a moment (blkid): wait for
+ * them, up to 5 s, before calling the device in use.
+ */
 static int ctrl_in_use(const struct nslist *l, char *why, size_t len,
 		       struct holds *h)
+{
+	int t, r = 0;
+
+	for (t = 0; t < 5000; t += 200) {
+		r = ctrl_in_use_once(l, why, len, h);
+		if (!r || (!strstr(why, "(udev-worker)") &&
+			   !strstr(why, "(systemd-udevd)")))
+			return r;
+		holds_release(h);
+		usleep(200 * 1000);
+	}
+	return r;
+}
+
+static int ctrl_in_use_once(const struct nslist *l, char *why, size_t len,
+			    struct holds *h)
 {
 	int i;
 
