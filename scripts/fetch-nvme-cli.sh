@@ -234,6 +234,7 @@ else
 		# re-checks the .dsc checksums (the uploader's signature cannot be
 		# verified without debian-keyring and only warns).
 		dpkg-source -x "$dsc" "$work/tree" >&2 || die "dpkg-source -x failed"
+		echo dsc > "$work/tree/.vwc-unpacked-from"
 	else
 		orig=$(ls "$work"/nvme-cli_*.orig.tar.* 2>/dev/null | head -n 1 || true)
 		deb=$(ls "$work"/nvme-cli_*.debian.tar.* 2>/dev/null | head -n 1 || true)
@@ -261,6 +262,8 @@ else
 			fi
 		fi
 	fi
+	[ -f "$work/tree/.vwc-unpacked-from" ] ||
+		echo "orig tarball${deb:+ + debian tarball} (no .dsc served)" > "$work/tree/.vwc-unpacked-from"
 	[ -f "$work/tree/meson.build" ] || die "unpacked tree has no meson.build"
 	printf '%s\n' "$want" > "$work/tree/.vwc-fetched"
 	rm -rf "$tree"

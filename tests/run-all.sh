@@ -110,6 +110,9 @@ suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUIL
 step "system (the packages in booted Debian 12 and 13 systems)"
 suite system bash tests/system/run.sh
 
+step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
+suite compat bash tests/compat/run.sh
+
 echo
 total="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
