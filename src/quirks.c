@@ -1251,11 +1251,16 @@ verify:
 	ctrl_namespaces(d->ctrl, &l);
 	wz_summary(&l, after, sizeof(after));
 	r = ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
-	if (wz_enabled(&l) != 0 ||
-	    (!r && !vwc_quirk_has(kq, QUIRK_DWZ))) {
-		vwc_err("%s: Write Zeroes still enabled after the rebind (write_zeroes_max_bytes: %s; quirks: %s)",
+	wz = wz_enabled(&l);
+	if (wz > 0 || (!r && !vwc_quirk_has(kq, QUIRK_DWZ))) {
+		vwc_err("%s: Write Zeroes still enabled after the bind (write_zeroes_max_bytes: %s; quirks: %s)",
 			d->label, after, r ? "not shown" : kq);
 		return -EIO;
+	}
+	if (wz < 0 && r) {
+		out(qo, "  %s: bound with the dynamic ID; no namespace to verify yet\n",
+		    d->label);
+		return 0;
 	}
 	out(qo, "  %s: Write Zeroes disabled; write_zeroes_max_bytes: %s (was %s)%s%s\n",
 	    d->label, after, before,
