@@ -108,7 +108,7 @@ bool vwc_alias_names_id(const char *pattern, const char *modalias);
  * @len:	size of @src
  *
  * Reads modules.alias (a module) and modules.builtin.modinfo (built in;
- * kernels before about 6.13 do not list device-table aliases there).
+ * Debian's 6.1 and 6.12 list no device-table aliases of nvme there).
  *
  * Return: 1 listed by vendor and device, 0 not listed, -ENOENT when no
  * file lists any alias of @driver (the table cannot be known).
