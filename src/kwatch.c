@@ -427,7 +427,8 @@ int vwc_kwatch_read(struct vwc_kwatch *kw,
 		if (kw->rings[i].base)
 			drain_ring(kw, &kw->rings[i]);
 	/* a submission on one CPU, its completion on another: by time */
-	qsort(kw->evs, kw->nr_evs, sizeof(*kw->evs), cmp_time);
+	if (kw->nr_evs)	/* evs may still be NULL: qsort(NULL, 0) is undefined */
+		qsort(kw->evs, kw->nr_evs, sizeof(*kw->evs), cmp_time);
 	n = kw->nr_evs;
 	for (i = 0; i < n; i++)
 		cb(arg, &kw->evs[i]);

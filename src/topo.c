@@ -437,7 +437,8 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
-	qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
+	if (t->nr_ctrls)	/* qsort(NULL, 0) is undefined (UBSan) */
+		qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
 	r = scan_class(t, sysfs, "block", false, add_disk);
 	if (r)
 		goto fail;
@@ -451,7 +452,8 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 			i--;
 		}
 	}
-	qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
+	if (t->nr_ns)
+		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
 	return 0;
 fail:
 	vwc_topo_free(t);
