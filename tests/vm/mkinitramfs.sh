@@ -80,6 +80,11 @@ if [ -f "$load" ]; then
 	done <"$load"
 fi
 
+# Hooks an install tree may carry (tests/sanitize, tests/coverage): the
+# variables /etc/vwc-test/env exports reach every process of the case, and
+# /etc/vwc-test/after runs when the case has ended (prints reports).
+[ -f /etc/vwc-test/env ] && . /etc/vwc-test/env
+
 test=
 for arg in $(cat /proc/cmdline); do
 	case $arg in vwc.test=*) test=${arg#vwc.test=} ;; esac
@@ -92,6 +97,7 @@ elif [ -f "/vwc/cases/$test.sh" ] || [ -f "/vwc/guest/$test.sh" ]; then
 	[ -f "$script" ] || script=/vwc/guest/$test.sh
 	cd /vwc && sh "$script"
 	echo "VWC-INIT: exit $?"
+	[ -x /etc/vwc-test/after ] && /etc/vwc-test/after
 else
 	echo "VWC-TEST: FAIL $test: no such guest test"
 	echo "VWC-INIT: exit 127"
