@@ -7,7 +7,9 @@
 #      contrib/prometheus/ (`promtool test rules`, coverage, mutants)
 #   3. tests/fleet/ansible-role.sh BUILD: the Ansible role (install tree
 #      into an offline root, --check, idempotence, apply decisions)
-#   4. tests/fleet/check-prom-log.sh: `promtool check metrics` on the
+#   4. tests/fleet/ansible-deb.sh: the role's deb method in a throwaway
+#      Debian 12 root (skipped without a built .deb)
+#   5. tests/fleet/check-prom-log.sh: `promtool check metrics` on the
 #      Prometheus blocks of the fleet case's serial logs (LOG...), when given
 # Usage: run.sh BUILD [LOG...]   LOGs that do not exist are ignored (an
 #        unmatched glob such as build/vm-logs/*-fleet.log is fine).
@@ -53,6 +55,7 @@ part() {
 part ansible bash "$HERE/ansible.sh" "$BUILD"
 part rules bash "$HERE/promtool-rules.sh" "$BUILD"
 part role bash "$HERE/ansible-role.sh" "$BUILD"
+part deb bash "$HERE/ansible-deb.sh"
 if [ "${#logs[@]}" -gt 0 ]; then
 	part promtool bash "$HERE/check-prom-log.sh" "${logs[@]}"
 else
