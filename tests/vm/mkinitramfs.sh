@@ -172,9 +172,18 @@ base="$CACHE/base-$key"
 if [ ! -d "$base" ]; then
 	log "building host part ($key)"
 	mkdir -p "$CACHE"
-	rm -rf "$CACHE"/base-* "$base.tmp"
-	build_base "$base.tmp"
-	mv "$base.tmp" "$base"
+	# A private directory per build: two builds at once (the suite and a
+	# benchmark, other sessions) must not delete or fill each other's, and
+	# only a complete tree is renamed into place.
+	btmp=$(mktemp -d "$CACHE/base.XXXXXX")
+	chmod 755 "$btmp"
+	build_base "$btmp"
+	[ -x "$btmp/usr/bin/busybox" ] && [ -s "$btmp/usr/lib/udev/hwdb.bin" ] ||
+		{ log "host part incomplete in $btmp"; rm -rf "$btmp"; exit 1; }
+	mv -T "$btmp" "$base" 2>/dev/null || rm -rf "$btmp" # another build won
+	# other keys: left for a while to builds of another checkout in progress
+	find "$CACHE" -maxdepth 1 -name 'base-*' ! -name "base-$key" -mmin +120 -exec rm -rf {} +
+	find "$CACHE" -maxdepth 1 -name 'base.*' -mmin +120 -exec rm -rf {} +
 fi
 
 # --- full image ---
@@ -189,13 +198,15 @@ tkey=$({ cat "$HERE"/tools/*.c; gcc --version | head -n 1; } | sha256sum | cut -
 tools="$CACHE/tools-$tkey"
 if [ ! -d "$tools" ]; then
 	ttmp=$(mktemp -d "$CACHE/tools.XXXXXX")
+	chmod 755 "$ttmp"
 	for f in "$HERE"/tools/*.c; do
 		gcc -O2 -Wall -static -o "$ttmp/$(basename "$f" .c)" "$f"
 	done
 	mv -T "$ttmp" "$tools" 2>/dev/null || rm -rf "$ttmp"
+	find "$CACHE" -maxdepth 1 -name 'tools-*' ! -name "tools-$tkey" -mmin +120 -exec rm -rf {} +
 fi
 mkdir -p "$root/usr/local/bin"
-cp -a "$tools"/. "$root/usr/local/bin/"
+cp "$tools"/* "$root/usr/local/bin/"
 
 if [ -n "$DESTDIR_IN" ]; then
 	[ -d "$DESTDIR_IN" ] || { log "DESTDIR $DESTDIR_IN is not a directory"; exit 1; }
