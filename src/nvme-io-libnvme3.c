@@ -12,7 +12,10 @@
  * inode, from fstat): once the caller closed it and the number was reused,
  * the stale handle is closed (it owns a separate descriptor, the caller's
  * is never touched) and a new one is opened. At most one handle per
- * descriptor number exists at any time.
+ * descriptor number exists at any time. libnvme3 opens nodes by name under
+ * /dev only (nvmeX, nvmeXnY, ngXnY): a node elsewhere works when /dev has
+ * the same device under its basename, else the command fails with -EINVAL
+ * (libnvme 1.x would send it through the descriptor).
  *
  * Commands are built with libnvme3's nvme_init_*() helpers and run with
  * the synchronous libnvme_exec_*_passthru() calls, each admin command with
@@ -41,10 +44,14 @@ static struct libnvme_global_ctx *vwc_ctx;
 static struct vwc_hdl_slot *vwc_slots;
 static size_t vwc_nslots;
 
+/* The same device node (any path to it), or else the same file. */
 static bool same_file(const struct stat *a, const struct stat *b)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_rdev == b->st_rdev;
+	if ((a->st_mode & S_IFMT) != (b->st_mode & S_IFMT))
+		return false;
+	if (S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode))
+		return a->st_rdev == b->st_rdev;
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
 static struct vwc_hdl_slot *slot_of(int fd)

@@ -210,7 +210,11 @@ do_row() {
 			ok "$row" "fetch-nvme-cli.sh: source $got = installed nvme-cli $inst"
 			cell[$row:fetch]=$got
 			from=$(cat "$tree/.vwc-unpacked-from" 2>/dev/null)
-			[ -z "$from" ] || cell[$row:fetch]="$got ($from)"
+			case $from in
+			'') ;;
+			dsc) cell[$row:fetch]="$got (.dsc)" ;;
+			*) cell[$row:fetch]="$got (tarballs, no .dsc)" ;;
+			esac
 		else
 			bad "$row" "fetch-nvme-cli.sh: source '$got' = installed '$inst'" "$(tail -n 3 "$dir/fetch.log" | tr '\n' ' ')"
 			cell[$row:fetch]="FAIL"
@@ -297,7 +301,7 @@ do_row() {
 	local lib libv
 	if [ "$api" = 3 ]; then
 		lib=$(ldd "$build/src/nvme-vwc-sync" | awk '/libnvme3/ { print $3 }')
-		libv="libnvme3 $(PKG_CONFIG_PATH=$pcpath pkg-config --modversion libnvme3 2>/dev/null) ($want)"
+		libv="libnvme3 $want"
 	else
 		lib=$(run_in "$row" ldd "$build/src/nvme-vwc-sync" | awk '/libnvme\.so/ { print $3 }')
 		libv="libnvme $(run_in "$row" pkg-config --modversion libnvme 2>/dev/null)"
@@ -463,7 +467,7 @@ fi
 
 echo
 echo "compat matrix (kernel $KERNEL for the VM column; times include fetch, build, tests)"
-fmt='%-5s  %-16s  %-38s  %-8s  %-22s  %-8s  %-34s  %-5s  %-30s  %s\n'
+fmt='%-5s  %-15s  %-30s  %-8s  %-26s  %-6s  %-28s  %-5s  %-27s  %s\n'
 # shellcheck disable=SC2059
 printf "$fmt" row where "nvme-cli source" build "nvme built (libnvme)" plugin standalone unit vm time
 for row in "${rows[@]}"; do
