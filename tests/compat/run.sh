@@ -267,8 +267,8 @@ do_row() {
 	fi
 
 	# build: nvme with the plugin and the standalone binary
-	local setup=(meson setup "$build" "$src" -Dlibnvme=$api -Dnvme_cli_source="$tree")
-	[ -f "$build/build.ninja" ] && setup=(meson setup --reconfigure "$build" "$src" -Dlibnvme=$api -Dnvme_cli_source="$tree")
+	local setup=(meson setup "$build" "$src" -Dlibnvme="$api" -Dnvme_cli_source="$tree")
+	[ -f "$build/build.ninja" ] && setup=(meson setup --reconfigure "$build" "$src" -Dlibnvme="$api" -Dnvme_cli_source="$tree")
 	t0=$SECONDS
 	if run_in "$row" env ${pcpath:+PKG_CONFIG_PATH=$pcpath} "${setup[@]}" >"$dir/build.log" 2>&1 &&
 	   run_in "$row" env ${pcpath:+PKG_CONFIG_PATH=$pcpath} ninja -C "$build" >>"$dir/build.log" 2>&1; then
