@@ -31,7 +31,8 @@
 #		/opt/vwc-compat in the image, started through small wrappers)
 #	3.x	compat-core.sh with the 3.x nvme and the standalone on libnvme3;
 #		compat-errpath.sh: Get Features failing through an LD_PRELOAD
-#		ioctl shim, libnvme 1.3 and libnvme3 backends side by side
+#		ioctl shim, side by side: nvme-vwc-sync on libnvme 1.3 (row
+#		2.3's) and on libnvme3, and "nvme vwc" of the 3.x nvme
 #
 # Builds live in $VWC_CACHE_DIR/compat/ROW (default /var/cache/
 # nvme-vwc-sync): a copy of this tree (src), the build directory (build),
@@ -410,6 +411,9 @@ vm_3x() {
 	if [ -x "$TOP/2.3/build/src/nvme-vwc-sync" ]; then
 		cp "$TOP/2.3/build/src/nvme-vwc-sync" "$shimdir/libnvme1/"
 	fi
+	# the plugin inside the 3.x nvme, as a third "backend" (libnvme3 built in)
+	printf '#!/bin/sh\nexec /usr/local/sbin/nvme vwc "$@"\n' >"$shimdir/nvme-vwc"
+	chmod 755 "$shimdir/nvme-vwc"
 	if ! gcc -O2 -Wall -Wextra -shared -fPIC -o "$shimdir/ioctl-shim.so" "$HERE/ioctl-shim.c" -ldl; then
 		bad "$row vm" "ioctl shim build"
 	fi
@@ -419,9 +423,9 @@ vm_3x() {
 		echo "VWC_EXPECT_STANDALONE='libnvme3.so.1 => /usr/local/lib/x86_64-linux-gnu/libnvme3.so.1'"
 		echo "VWC_SHIM=/opt/vwc-compat/ioctl-shim.so"
 		if [ -x "$shimdir/libnvme1/nvme-vwc-sync" ]; then
-			echo "VWC_BACKENDS='libnvme1=/opt/vwc-compat/libnvme1/nvme-vwc-sync libnvme3=/usr/local/sbin/nvme-vwc-sync'"
+			echo "VWC_BACKENDS='libnvme1=/opt/vwc-compat/libnvme1/nvme-vwc-sync libnvme3=/usr/local/sbin/nvme-vwc-sync nvme-3.x-plugin=/opt/vwc-compat/nvme-vwc'"
 		else
-			echo "VWC_BACKENDS='libnvme3=/usr/local/sbin/nvme-vwc-sync'"
+			echo "VWC_BACKENDS='libnvme3=/usr/local/sbin/nvme-vwc-sync nvme-3.x-plugin=/opt/vwc-compat/nvme-vwc'"
 		fi
 	} >"$dest/etc/vwc-compat/expect"
 	vm_run "$row" "$dest" compat-core
