@@ -5,11 +5,12 @@
 # Features detection enables the nvme tracepoints, which fire for every
 # command.) fio 4k random read, O_DIRECT, QD16, on the WCE-off namespace,
 # alternating runs with the sidecar stopped and running in one boot (the
-# order flips every pair to cancel drift). Prints per-run figures, then the
-# mean and spread (min-max, standard deviation) of IOPS and fio's CPU
-# (usr+sys %) for each, the median of the per-pair ratios (adjacent runs see
-# about the same load on a shared host), and the sidecar's own CPU ticks
-# while fio ran.
+# order flips every pair to cancel drift). Prints per-run figures (label,
+# IOPS, fio's usr+sys CPU %, I/O count), then the mean and spread (min-max,
+# standard deviation) of IOPS and CPU for each, the median of the per-pair
+# ratios (adjacent runs see about the same load on a shared host), the
+# sidecar's own CPU ticks while fio ran, and its stop line (the events that
+# reached it).
 . /vwc/guest/lib.sh
 R=${VWC_BENCH_IO_RUNS:-8}
 T=${VWC_BENCH_IO_SECONDS:-3}
@@ -25,7 +26,7 @@ fio_run() {
 	fio --name=rr --filename="/dev/$ns" --rw=randread --bs=4k --direct=1 \
 		--ioengine=libaio --iodepth=16 --runtime="$T" --time_based \
 		--output-format=json >/tmp/fio.json 2>/tmp/fio.err || { cat /tmp/fio.err; return 1; }
-	jq -r '.jobs[0] | "\(.read.iops) \(.usr_cpu + .sys_cpu)"' /tmp/fio.json >>"/tmp/$1"
+	jq -r '.jobs[0] | "\(.read.iops) \(.usr_cpu + .sys_cpu) \(.read.total_ios)"' /tmp/fio.json >>"/tmp/$1"
 	echo "BENCH-RUN: $1 $(tail -n 1 "/tmp/$1")"
 }
 running() {
@@ -38,12 +39,14 @@ running() {
 	echo $((t1 - t0)) >>/tmp/ticks
 	kill -TERM $pid
 	wait $pid
+	# what reached the sidecar while fio ran (its stop line, if it counts them)
+	sed -n 's/.*stopping (\(.*\))$/\1/p' /tmp/watch.log | tail -n 1 >>/tmp/stops
 }
 stopped() {
 	sleep 2
 	fio_run stopped
 }
-: >/tmp/running; : >/tmp/stopped; : >/tmp/ticks
+: >/tmp/running; : >/tmp/stopped; : >/tmp/ticks; : >/tmp/stops
 fio_run warmup >/dev/null
 i=0
 while [ "$i" -lt "$R" ]; do
@@ -58,7 +61,8 @@ summ() {
 echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar stopped: $(summ /tmp/stopped)"
 echo "BENCH: fio 4k randread QD16 ${T}s x$R, sidecar running: $(summ /tmp/running)"
 echo "BENCH: difference of the means: $(awk 'NR == FNR { a += $1; n++; next } { b += $1; m++ } END { printf "%+.1f%% (running vs stopped)", 100 * (b / m - a / n) / (a / n) }' /tmp/stopped /tmp/running)"
-echo "BENCH: per-pair IOPS ratio running/stopped: $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $3 }' | sort -n | tr '\n' ' ')(median $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $3 }' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'))"
+echo "BENCH: per-pair IOPS ratio running/stopped: $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $4 }' | sort -n | tr '\n' ' ')(median $(paste /tmp/running /tmp/stopped | awk '{ printf "%.3f\n", $1 / $4 }' | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'))"
 echo "BENCH: sidecar CPU ticks during each running fio: $(tr '\n' ' ' </tmp/ticks)"
 echo "BENCH: sidecar says: $(grep -m 1 watching /tmp/watch.log)"
+echo "BENCH: sidecar's stop lines, one per running fio (its I/O count is the last column of the running lines): $(tr '\n' '|' </tmp/stops)"
 finish
