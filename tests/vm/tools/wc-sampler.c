@@ -24,7 +24,10 @@
  *     between. Prints:
  *       WCS sample ns=NS ms=400 samples=400 wb=395 wt=5 unsafe=0 wce_start=1
  *           wce_end=1 first_wt_ms=0.000 last_wt_ms=4.020
+ *           spin=0
  *     (one line; wce_* are -1 without -c or when Get Features failed).
+ *   spin=1: the kernel could not wake a 1 ms sleep on time (no
+ *   high-resolution timers), so the sampler spun on the clock instead.
  * Exit status: 0 done (the figures say what happened), 1 timeout (run) or
  * unsafe samples (sample), 2 usage or setup error.
  *
@@ -38,6 +41,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -116,16 +120,37 @@ static int open_wc(const char *ns)
 	return fd;
 }
 
-/* sleep until @start + @k * @period_us (absolute: no drift) */
+/*
+ * Timer granularity: a kernel without high-resolution timers (6.1 under QEMU
+ * TCG) wakes a 1 ms sleep only at the next jiffy (4 ms at HZ=250). After 3
+ * consecutive wake-ups more than a period late, the sampler spins on the
+ * clock (yielding the CPU) instead of sleeping, and says so (spin=1).
+ */
+static int late_run;
+static bool spinning;
+
+/* wait until @start + @k * @period_us (absolute: no drift) */
 static void tick(const struct timespec *start, long k, long period_us)
 {
-	struct timespec t = *start;
+	struct timespec t = *start, now;
 	long long ns = t.tv_nsec + (long long)k * period_us * 1000;
+	double due;
 
 	t.tv_sec += ns / 1000000000;
 	t.tv_nsec = ns % 1000000000;
+	due = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	if (spinning) {
+		while (now_ms() < due)
+			sched_yield();
+		return;
+	}
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR)
 		;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec * 1e3 + now.tv_nsec / 1e6 - due > period_us / 1e3)
+		spinning = ++late_run >= 3;
+	else
+		late_run = 0;
 }
 
 static const char *state_str(int s)
@@ -195,18 +220,18 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 		t = now_ms() - t0;
 		samples++;
 		if (s == expect) {
-			printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0 pre=%s\n",
+			printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0 pre=%s spin=%d\n",
 			       ns, rc, expect == WC_BACK ? "back" : "through",
-			       samples == 1 ? 0.0 : t, samples, state_str(pre));
+			       samples == 1 ? 0.0 : t, samples, state_str(pre), spinning);
 			return 0;
 		}
 		if (t >= timeout_ms)
 			break;
 		tick(&start, ++k, period_us);
 	}
-	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 pre=%s last=%s\n",
+	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 pre=%s last=%s spin=%d\n",
 	       ns, rc, expect == WC_BACK ? "back" : "through", t, samples,
-	       state_str(pre), state_str(s));
+	       state_str(pre), state_str(s), spinning);
 	return 1;
 }
 
@@ -256,9 +281,9 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 		tick(&start, ++k, period_us);
 	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
 	wce_end = get_wce(cfd);
-	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f\n",
+	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f spin=%d\n",
 	       ns, now_ms() - t0, samples, wb, wt, err, unsafe, wce_start, wce_end,
-	       first_wt, last_wt);
+	       first_wt, last_wt, spinning);
 	if (cfd >= 0)
 		close(cfd);
 	return unsafe ? 1 : 0;
