@@ -14,7 +14,6 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
-#include "lock.h"
 #include "log.h"
 #include "quirks.h"
 
@@ -109,21 +108,11 @@ int cmd_quirks(int argc, char **argv)
 	o.nr_args = n;
 	if (nr_pci) {
 		struct udev *udev = udev_new();
-		bool locked = false;
 
-		if (!o.dry_run) {
-			locked = !vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
-			if (!locked) {
-				vwc_err("quirks: cannot take the writers' lock %s; nothing changed",
-					vwc_lock_path());
-				ret = VWC_EXIT_ERROR;
-			}
-		}
-		for (i = 0; !ret && udev && i < nr_pci; i++)
+		/* locks: see quirks.c (its own, then the writers' for sync) */
+		for (i = 0; udev && i < nr_pci; i++)
 			if (vwc_quirks_apply_pci(udev, pci[i], &qo))
 				ret = VWC_EXIT_ERROR;
-		if (locked)
-			vwc_lock_release();
 		if (udev)
 			udev_unref(udev);
 		if (!n) {
@@ -132,7 +121,7 @@ int cmd_quirks(int argc, char **argv)
 		}
 	}
 	free(pci);
-	i = vwc_cmd_start_locked(&r, "quirks", &o, &cfg);
+	i = vwc_cmd_start(&r, "quirks", &o, &cfg);
 	if (i)
 		return i;
 	if (vwc_quirks_apply(&r, &qo))

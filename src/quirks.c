@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -17,6 +18,7 @@
 
 #include "blk.h"
 #include "engine.h"
+#include "lock.h"
 #include "log.h"
 #include "quirks.h"
 
@@ -1101,19 +1103,85 @@ static int bind_to(const char *what, const char *addr)
 	return write_str(path, addr);
 }
 
-/* write cache policy again on the re-created namespaces */
-static void resync(const char *ctrl, const struct vwc_quirks_opts *qo)
-{
-	char *args[1] = { (char *)ctrl };
-	struct vwc_run r;
+/*
+ * Dynamic IDs and rebinds are serialized by their own lock, <rundir>/quirks.lock
+ * (udev's PCI and controller events, a manual run, restore), not by the
+ * writers' lock: a rebind writes no write_cache (the namespaces come back in
+ * the kernel's write back), and while it waits for a namespace to be free,
+ * udev's workers that hold it open wait for the writers' lock in their sync.
+ * Order: restore holds the writers' lock, then this one; quirks takes the
+ * writers' lock only after releasing this one (pending_resync).
+ */
+static int qlock_fd = -1;
 
-	if (vwc_run_init(&r, "quirks", qo->cfg))
+static int qlock_take(void)
+{
+	char path[512];
+	int t;
+
+	snprintf(path, sizeof(path), "%s/quirks.lock", vwc_rundir());
+	vwc_mkdir_p(vwc_rundir());
+	qlock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (qlock_fd < 0) {
+		vwc_err("cannot open %s: %s; nothing changed", path,
+			strerror(errno));
+		return -errno;
+	}
+	for (t = 0; t < 120000; t += 100) {
+		if (!flock(qlock_fd, LOCK_EX | LOCK_NB))
+			return 0;
+		usleep(100 * 1000);
+	}
+	vwc_err("%s held by another process for 120 s; nothing changed", path);
+	close(qlock_fd);
+	qlock_fd = -1;
+	return -ETIMEDOUT;
+}
+
+static void qlock_release(void)
+{
+	if (qlock_fd >= 0)
+		close(qlock_fd);
+	qlock_fd = -1;
+}
+
+/* controllers whose namespaces were re-created: the policy again, later */
+static char pending_resync[16][VWC_NAME_LEN];
+static int nr_pending_resync;
+
+static void resync_later(const char *ctrl)
+{
+	if (nr_pending_resync < 16)
+		snprintf(pending_resync[nr_pending_resync++], VWC_NAME_LEN,
+			 "%s", ctrl);
+}
+
+/* write cache policy again on the re-created namespaces (writers' lock) */
+static void resync_pending(const struct vwc_quirks_opts *qo)
+{
+	struct vwc_run r;
+	int i, n = nr_pending_resync;
+
+	nr_pending_resync = 0;
+	if (!n || qo->dry_run)
 		return;
-	r.keep_restored = qo->automatic;
-	vwc_run_select(&r, args, 1);
-	vwc_run_probe(&r);
-	vwc_run_apply(&r);
-	vwc_run_free(&r);
+	if (vwc_lock_take(VWC_LOCK_TIMEOUT_MS)) {
+		vwc_warn("cannot take the writers' lock %s: the write-cache policy of the rebound controllers is left to udev",
+			 vwc_lock_path());
+		return;
+	}
+	if (!vwc_run_init(&r, "quirks", qo->cfg)) {
+		char *args[16];
+
+		for (i = 0; i < n; i++)
+			args[i] = pending_resync[i];
+		r.keep_restored = qo->automatic;
+		vwc_run_select(&r, args, n);
+		vwc_run_probe(&r);
+		vwc_run_apply(&r);
+		vwc_run_free(&r);
+	}
+	vwc_lock_release();
 }
 
 /*
@@ -1266,7 +1334,7 @@ verify:
 	    d->label, after, before,
 	    r ? "" : "; kernel quirks: ", r ? "" : kq);
 	if (d->ctrl[0])
-		resync(d->ctrl, qo);
+		resync_later(d->ctrl);
 	return 0;
 }
 
@@ -1291,6 +1359,7 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 			 const struct vwc_quirks_opts *qo)
 {
 	struct qdev d;
+	int r;
 
 	if (qdev_load(&d, addr)) {
 		vwc_err("%s: no such PCI device", addr);
@@ -1301,7 +1370,17 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 		return 0;
 	}
 	out(qo, "%s %s: quirk database says %s\n", d.label, d.ids, QUIRK_DWZ);
-	return apply_dev(&d, qo);
+	if (!qo->dry_run && qlock_take())
+		return -ETIMEDOUT;
+	if (qdev_load(&d, addr)) {	/* again, under the lock */
+		qlock_release();
+		vwc_err("%s: no such PCI device", addr);
+		return -ENODEV;
+	}
+	r = apply_dev(&d, qo);
+	qlock_release();
+	resync_pending(qo);
+	return r;
 }
 
 /* restore: remove the dynamic ID and rebind; once per PCI function */
@@ -1350,8 +1429,11 @@ static int restore_dev(struct qdev *d, bool dry_run, bool quiet)
 				 "%s", d->key);
 		return r < 0 ? r : 1;
 	}
+	if (!dry_run && qlock_take())
+		return -ETIMEDOUT;
 	if (ctrl_in_use(&l, why, sizeof(why), &h)) {
 		holds_release(&h);
+		qlock_release();
 		vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
 			d->label, val, why);
 		return -EBUSY;
@@ -1371,6 +1453,7 @@ static int restore_dev(struct qdev *d, bool dry_run, bool quiet)
 				     d->subdevice, d->key);
 		if (r < 0) {
 			holds_release(&h);
+			qlock_release();
 			return r;
 		}
 		if (nr_removed < 16)
@@ -1379,6 +1462,7 @@ static int restore_dev(struct qdev *d, bool dry_run, bool quiet)
 	}
 	hold_set(d->addr, true);
 	r = rebind(d, &h, l.n);
+	qlock_release();
 	if (r)
 		return r;
 	ctrl_namespaces(d->ctrl, &l);
@@ -1515,6 +1599,8 @@ int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo)
 	int i, ret = 0;
 
 	admin_quirks(base, sizeof(base));
+	if (!qo->dry_run && qlock_take())
+		return -ETIMEDOUT;
 	for (i = 0; i < r->topo.nr_ctrls; i++) {
 		struct vwc_ctrl *c = &r->topo.ctrls[i];
 		char addr[16];
@@ -1550,6 +1636,8 @@ int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo)
 				     merged, sizeof(merged)) == 0)
 			any = true;
 	}
+	qlock_release();
+	resync_pending(qo);
 	if (!any)
 		return ret;
 	if (access("/sys/module/nvme/parameters/quirks", F_OK)) {

@@ -230,8 +230,10 @@ pm=$(ls /usr/local/share/initramfs-tools/scripts/init-premount/nvme-vwc-sync /us
 if [ -n "$pm" ]; then
 	sh "$pm" >/tmp/pm.out 2>&1; rc=$?
 	check_eq "init-premount script: exit 0" "$rc" 0
+	info "init-premount script said: $(tr '\n' '|' </tmp/pm.out)"
 	hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
-	check_eq "init-premount script: Write Zeroes off on both listed drives" "$(wz "$ns") $(wz "$hpns")" "0 0"
+	check_eq "init-premount script: Write Zeroes off on both listed drives" "$(wz "$ns") $(wz "$hpns")" "0 0" ||
+		info "after the script: $($tool quirks --dry-run 2>&1 | tr '\n' '|')"
 	check_eq "init-premount script: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 	$tool restore --all >/tmp/r.out 2>&1
 	check_eq "restore --all after the script" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
