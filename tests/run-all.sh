@@ -113,6 +113,15 @@ suite system bash tests/system/run.sh
 step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
 suite compat bash tests/compat/run.sh
 
+step "analyze (gcc -fanalyzer, clang scan-build)"
+suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
+
+step "fuzz (libFuzzer harnesses of the parsers, 20 s each)"
+suite fuzz bash tests/fuzz/run.sh "$BUILD/fuzz" 20
+
+step "sanitize (ASan+UBSan: unit tests; VM core and watch on 7.2)"
+suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
+
 echo
 total="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
