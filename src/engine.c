@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <libudev.h>
-#include <nvme/types.h>
 
 #include "blk.h"
 #include "config.h"
@@ -188,7 +187,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 		note(c, "Identify Controller", ret);
 		goto close;
 	}
-	c->facts.present = tri(c->vwc & NVME_CTRL_VWC_PRESENT);
+	c->facts.present = tri(c->vwc & VWC_NVME_CTRL_VWC_PRESENT);
 	/* firmware activation may have changed these: trust the drive */
 	snprintf(c->model, sizeof(c->model), "%s", mn);
 	snprintf(c->serial, sizeof(c->serial), "%s", sn);
@@ -207,7 +206,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 	} else {
 		c->critical_warning = cw;
 		c->facts.backup_failed =
-			tri(cw & NVME_SMART_CRIT_VOLATILE_MEMORY);
+			tri(cw & VWC_NVME_SMART_CW_VOLATILE_MEMORY);
 	}
 close:
 	vwc_ctrl_fd_put(c, fd);
@@ -268,7 +267,9 @@ void vwc_run_probe(struct vwc_run *r)
 
 		if (c->wanted) {
 			vwc_probe_ctrl(r, c);
-			if (c->err)
+			/* a command that failed leaves a fact unknown: the
+			 * mode is safe, but the run did not do all it should */
+			if (c->err || c->errmsg[0])
 				r->nr_failed++;
 		}
 	}
