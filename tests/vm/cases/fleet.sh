@@ -202,7 +202,7 @@ prom_block() {
 }
 check_prom() { # LABEL FILE DRIFT_SUM
 	out=$(promlint "$2") && pass "$1: lint ($(echo "$out" | tail -n 1))" || fail "$1: lint" "$(echo "$out" | head -n 5 | tr '\n' ' ')"
-	check_eq "$1: every family a gauge with HELP" "$(grep -c '^# TYPE .* gauge$' "$2") $(grep -c '^# HELP ' "$2")" "12 12"
+	check_eq "$1: every family a gauge with HELP" "$(grep -c '^# TYPE .* gauge$' "$2") $(grep -c '^# HELP ' "$2")" "13 13"
 	check_eq "$1: controller_info x16" "$(psum "$2" nvme_vwc_controller_info)" "16 16"
 	check_eq "$1: cache_present x16, all 1" "$(psum "$2" nvme_vwc_cache_present)" "16 16"
 	check_eq "$1: cache_enabled x16, 8 on" "$(psum "$2" nvme_vwc_cache_enabled)" "16 8"
