@@ -2,7 +2,6 @@
 # vm: ctrl wc=off
 # kernels: 6.1 7.2
 # timeout: 420
-# manual: issue 15, fails on the code before kernel-side detection (enable when it lands)
 #
 # Issue 15: a process that keeps /dev/nvmeX open and toggles WCE through that
 # descriptor (wce-toggle: NVME_IOCTL_ADMIN_CMD, and io_uring passthrough

@@ -2,7 +2,6 @@
 # vm: ctrl wc=off
 # kernels: 6.1 7.2
 # timeout: 600
-# manual: issue 15, fails on the code before the writers' lock (enable when it lands)
 #
 # Issue 15, writers that never race. udevd with the project's rules and the
 # sidecar run; each round starts something that begins an evaluation of the
@@ -27,7 +26,7 @@ wpid=$!
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
 wait_for "race: sidecar puts the WCE-off namespace in write through" 10 wt
 
-i=0 bad=0 kind_a=0 kind_b=0 other=0 max_wt=0
+i=0 bad=0 kind_a=0 kind_b=0 other=0 max_wt=0 nsamp=0 nspin=0
 while [ "$i" -lt "$N" ]; do
 	d=$((i * 100 / (N - 1)))
 	if [ $((i % 2)) -eq 0 ]; then
@@ -61,6 +60,8 @@ while [ "$i" -lt "$N" ]; do
 		round_bad="${round_bad:+$round_bad; }B: set-cache on exit $rc: $(echo "$out" | grep -v '^ ' | tail -n 2 | tr '\n' ' ')"
 	fi
 	[ "$nwt" -le "$max_wt" ] || max_wt=$nwt
+	nsamp=$((nsamp + $(echo "$s" | sed -n 's/.* samples=\([0-9]*\).*/\1/p')))
+	case $s in *spin=1*) nspin=$((nspin + 1)) ;; esac
 	if [ -n "$round_bad" ]; then
 		bad=$((bad + 1))
 		info "race round $i ($what, delay $d ms): $round_bad | $s"
@@ -72,7 +73,7 @@ while [ "$i" -lt "$N" ]; do
 	i=$((i + 1))
 done
 
-info "race: $N rounds (delay 0..100 ms, id-ctrl / sync --all alternating): $bad bad; A (write through after set-cache on returned, WCE=1) $kind_a; B (cannot set write back) $kind_b; other set-cache failures $other; most write-through samples in one window $max_wt"
+info "race: $N rounds (delay 0..100 ms, id-ctrl / sync --all alternating): $bad bad; A (write through after set-cache on returned, WCE=1) $kind_a; B (cannot set write back) $kind_b; other set-cache failures $other; most write-through samples in one window $max_wt; $nsamp samples in $N windows of 400 ms (sampler spun in $nspin)"
 check_eq "race: no round with write through while WCE=1 after set-cache on ($N rounds)" "$kind_a" 0
 check_eq "race: set-cache on never failed ($N rounds)" "$((kind_b + other))" 0
 kill -TERM "$wpid"

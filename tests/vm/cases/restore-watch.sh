@@ -2,7 +2,6 @@
 # vm: ctrl wc=off
 # kernels: 6.1 7.2
 # timeout: 300
-# manual: issue 15, fails on the code before restore and the sidecar agree (enable when it lands)
 #
 # Issue 15: `restore --all` with the sidecar running. The WCE-off drive is
 # in write through (the sidecar put it there); restore reports write back
