@@ -34,6 +34,15 @@ die() { fail setup "$1"; echo "root-on-nvme: $passed passed, $failed failed"; ex
 
 [ -x "$DESTDIR_IN/usr/sbin/nvme-vwc-sync" ] ||
 	die "$DESTDIR_IN/usr/sbin/nvme-vwc-sync missing (configure with --prefix=/usr)"
+need=()
+for p in mmdebstrap qemu-system-x86 e2fsprogs initramfs-tools-core udev; do
+	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
+done
+if [ "${#need[@]}" -gt 0 ]; then
+	log "installing ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		die "cannot install ${need[*]}"
+fi
 mkdir -p "$CACHE"
 work=$(mktemp -d "${TMPDIR:-/tmp}/vwc-root.XXXXXX")
 trap 'umount -R "$work/rootfs/proc" "$work/rootfs/sys" "$work/rootfs/dev" 2>/dev/null; rm -rf "$work"' EXIT
