@@ -57,11 +57,15 @@ dep_of() {
 }
 
 # fetch TAG SUITE FLAVOUR [MODULES]   MODULES: "nvme dm-mod ..." for the overlay
+# The overlay's layout; a cached kernel with another is fetched again.
+OVERLAY_LAYOUT=usr-lib
+
 fetch() {
 	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-}
 	local dest="$CACHE/kernels/$tag"
 	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ] &&
-		[ "$(cat "$dest/modules.list" 2>/dev/null)" = "$want_modules" ]; then
+		[ "$(cat "$dest/modules.list" 2>/dev/null)" = "$want_modules" ] &&
+		{ [ -z "$want_modules" ] || [ "$(cat "$dest/overlay.layout" 2>/dev/null)" = "$OVERLAY_LAYOUT" ]; }; then
 		log "$tag: cached ($(cat "$dest/version" 2>/dev/null))"
 		return 0
 	fi
@@ -99,6 +103,7 @@ fetch() {
 	if [ -n "$want_modules" ]; then
 		nvme_modules "$tmp/root" "$ver" "$dest.new" "$want_modules"
 		echo "$want_modules" >"$dest.new/modules.list"
+		echo "$OVERLAY_LAYOUT" >"$dest.new/overlay.layout"
 	fi
 	rm -rf "$dest" "$tmp"
 	mv "$dest.new" "$dest"
@@ -151,8 +156,13 @@ nvme_modules() {
 	[ -s "$ov/$out/modules.load" ] || die "modprobe found none of $mods for $ver"
 	# modules.dep for busybox modprobe: each module with its dependencies.
 	quiet_depmod "$ov" "$ver"
+	# Under usr/lib: a "lib" directory entry in the overlay replaces the
+	# image's /lib -> usr/lib link when the kernel unpacks it (6.1, 6.12),
+	# and /lib/udev/rules.d with it. /init reaches /lib/modules through it.
+	mkdir -p "$ov/usr"
+	mv "$ov/lib" "$ov/usr/lib"
 	(cd "$ov" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -9 >"$dest/modules.cpio.gz"
-	log "$ver: modules $(tr '\n' ' ' <"$ov/$out/modules.load")"
+	log "$ver: modules $(tr '\n' ' ' <"$ov/usr/$out/modules.load")"
 	rm -rf "$ov"
 }
 
