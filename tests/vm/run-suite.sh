@@ -7,6 +7,7 @@
 #   VWC_CASES     only these cases: names or globs (e.g. "kernel-facts multi*")
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
+#   VWC_JOBS      guests at once (default: the number of cores)
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -63,17 +64,18 @@ mkdir -p "$LOGDIR"
 bash "$HERE/kernels.sh" "${!tags[@]}"
 bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 
-passed=0 failed=0 skipped=0
-for run in "${runs[@]}"; do
+# one_run RUN: boot one case on one kernel; its report lines go to stdout,
+# the last one "COUNT passed failed skipped".
+one_run() {
+	local run=$1 k f name p log rc=0 res line done_seen=0
+	local passed=0 failed=0 skipped=0 status boot total attempts why
 	k=${run%% *}
 	f=${run#* }
 	name=$(basename "$f" .sh)
 	p="[$k] $name:"
 	log="$LOGDIR/$k-$name.log"
-	rc=0
 	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio.gz" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
 
-	done_seen=0
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		line=VWC-${line#*VWC-}
@@ -102,6 +104,45 @@ for run in "${runs[@]}"; do
 		failed=$((failed + 1))
 	fi
 	echo "$p boot ${boot}s, total ${total}s${attempts:+, $attempts boot(s)}"
+	echo "COUNT $passed $failed $skipped"
+}
+
+# Guests run with single-threaded TCG, one host core each: VWC_JOBS of
+# them at once (default: the number of cores). Each run's report is
+# printed whole when it ends.
+jobs=${VWC_JOBS:-$(nproc)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+resdir=$(mktemp -d "${TMPDIR:-/tmp}/vwc-suite.XXXXXX")
+trap 'rm -rf "$resdir"' EXIT
+passed=0 failed=0 skipped=0
+report() { # IDX: print a finished run's report and add its counts
+	local c
+	grep -v '^COUNT ' "$resdir/$1" || true
+	c=$(grep '^COUNT ' "$resdir/$1" | tail -n 1 || true)
+	if [ -z "$c" ]; then
+		echo "vm: run $1 (${runs[$1]}) left no count"
+		failed=$((failed + 1))
+		return
+	fi
+	read -r _ cp cf cs <<<"$c"
+	passed=$((passed + cp)) failed=$((failed + cf)) skipped=$((skipped + cs))
+}
+declare -A running=()
+next=0
+while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
+	while [ "$next" -lt "${#runs[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
+		one_run "${runs[$next]}" >"$resdir/$next" 2>&1 &
+		running[$!]=$next
+		next=$((next + 1))
+	done
+	wait -n || true
+	for pid in "${!running[@]}"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null || true
+			report "${running[$pid]}"
+			unset "running[$pid]"
+		fi
+	done
 done
 
 echo "vm: suite took $(($(date +%s) - suite_t0))s; logs in $LOGDIR"
