@@ -15,7 +15,7 @@ B=${1:?usage: run.sh BUILDDIR [NVME_CLI_SOURCE]}
 SRC=${2:-}
 mkdir -p "$B"
 B=$(cd "$B" && pwd)
-CASES=${VWC_COV_CASES-core setcache watch udev t700-dynid}
+CASES=${VWC_COV_CASES-core setcache watch udev t700-dynid hygon smart multipath fleet}
 KERNELS=${VWC_COV_KERNELS:-7.2}
 bad() { echo "coverage: $*"; echo "coverage: 0 passed, 1 failed"; exit 1; }
 
