@@ -104,11 +104,12 @@ suite() {
 	if [ "$rc" -ne 0 ] && [ "$sf" -eq 0 ]; then broken "$name (exit $rc)"; fi
 }
 
-step "fleet (ansible playbook, promtool)"
-suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
-
 step "system (the packages in booted Debian 12 and 13 systems)"
 suite system bash tests/system/run.sh
+
+# after system: the fleet suite's .deb test installs what it built
+step "fleet (ansible playbook, promtool)"
+suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
 
 step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
 suite compat bash tests/compat/run.sh
