@@ -58,6 +58,8 @@ while [ $i -lt 25 ]; do
 	wait_for - 5 wt
 	i=$((i + 1))
 done
+# let the last events' evaluations end (each holds the lock file open)
+sleep 1
 fds1=$(ls /proc/$pid/fd | command wc -l)
 info "sidecar fds before/after 50 toggles: $fds0/$fds1; RSS $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB"
 check_eq "no descriptor leak over 50 toggles" "$fds1" "$fds0"
