@@ -3,9 +3,12 @@
 #
 # A bootable Debian system image for the full-system tests, cached:
 #
-#   mkimage.sh SUITE        (bookworm = Debian 12, trixie = Debian 13)
+#   mkimage.sh SUITE [FLAVOUR]   (bookworm = Debian 12, trixie = Debian 13;
+#                                 FLAVOUR cloud (default) or generic)
 #
-# mmdebstrap (minbase) with the suite's own cloud kernel, initramfs-tools,
+# mmdebstrap (minbase) with the suite's own kernel (cloud: NVMe built in;
+# generic: NVMe a module, loaded from the initramfs, for root on NVMe; the
+# root file system is found by its label either way), initramfs-tools,
 # systemd as PID 1, systemd-udevd, journald, nvme-cli and e2fsprogs, from the
 # system's Debian sources (derived as scripts/chroot.sh does; no host name is
 # written anywhere). The image holds no package of this project: the tests
@@ -18,7 +21,8 @@
 # tests boot the initramfs made here, copied out; regenerating it on every
 # udev trigger costs minutes under TCG).
 #
-# Output, in $VWC_CACHE_DIR/images/SUITE (default /var/cache/nvme-vwc-sync):
+# Output, in $VWC_CACHE_DIR/images/SUITE[-generic] (default
+# /var/cache/nvme-vwc-sync):
 #   root.raw (ext4, label root, 2 GiB sparse), vmlinuz, initrd.img,
 #   inputs (what it was made from; the image is made again when this
 #   script or the package list changes, or VWC_IMAGE_REFRESH=1), build.log.
@@ -27,22 +31,28 @@ set -euo pipefail
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 SYS_SOURCES=${VWC_SYS_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-suite=${1:?usage: mkimage.sh SUITE}
+suite=${1:?usage: mkimage.sh SUITE [cloud|generic]}
+flavour=${2:-cloud}
 case $suite in
 bookworm | trixie) ;;
 *) echo "mkimage: unknown suite '$suite' (bookworm, trixie)" >&2; exit 2 ;;
+esac
+case $flavour in
+cloud) kernel=linux-image-cloud-amd64 name=$suite ;;
+generic) kernel=linux-image-amd64 name=$suite-generic ;;
+*) echo "mkimage: unknown flavour '$flavour' (cloud, generic)" >&2; exit 2 ;;
 esac
 
 log() { echo "mkimage: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-PKGS=(systemd-sysv udev kmod initramfs-tools linux-image-cloud-amd64
+PKGS=(systemd-sysv udev kmod initramfs-tools "$kernel"
 	nvme-cli e2fsprogs mount procps util-linux
 	# what nvme-vwc-sync depends on, so that apt-get install ./x.deb
 	# works without a network
 	libnvme1 libjson-c5 libudev1)
 
-dir=$CACHE/images/$suite
+dir=$CACHE/images/$name
 mkdir -p "$dir"
 exec 9>"$dir.lock"
 flock 9
@@ -51,7 +61,7 @@ inputs=$(printf 'suite %s\npackages %s\nscript %s\n' "$suite" "${PKGS[*]}" \
 	"$(sha256sum <"$0" | cut -d' ' -f1)")
 if [ -s "$dir/root.raw" ] && [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
 	[ "$(cat "$dir/inputs" 2>/dev/null)" = "$inputs" ] && [ -z "${VWC_IMAGE_REFRESH:-}" ]; then
-	log "$suite: cached ($dir)"
+	log "$name: cached ($dir)"
 	echo "$dir"
 	exit 0
 fi
@@ -62,7 +72,7 @@ command -v mmdebstrap >/dev/null || {
 }
 command -v mke2fs >/dev/null || die "mke2fs missing (e2fsprogs)"
 
-tmp=$(mktemp -d "$CACHE/images/.$suite.XXXXXX")
+tmp=$(mktemp -d "$CACHE/images/.$name.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 if [ "$suite" = bookworm ]; then
 	grep -v '^#' "$SYS_SOURCES" >"$tmp/sources"
@@ -100,7 +110,7 @@ exec /vwc/test.sh
 EOF
 
 t0=$SECONDS
-log "$suite: mmdebstrap (${#PKGS[@]} packages)"
+log "$name: mmdebstrap (${#PKGS[@]} packages)"
 mmdebstrap --variant=minbase --mode=root --format=directory \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--aptopt='APT::Install-Recommends "false"' \
@@ -109,7 +119,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
 	--customize-hook="copy-in $tmp/vwc-test-runner /usr/local/sbin" \
 	--customize-hook='chmod 755 "$1/usr/local/sbin/vwc-test-runner"' \
 	--customize-hook='echo vwc-'"$suite"' >"$1/etc/hostname"' \
-	--customize-hook='printf "/dev/vda / ext4 rw,errors=remount-ro 0 1\n" >"$1/etc/fstab"' \
+	--customize-hook='printf "LABEL=root / ext4 rw,errors=remount-ro 0 1\n" >"$1/etc/fstab"' \
 	--customize-hook='chroot "$1" systemctl enable vwc-test.service' \
 	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-timesyncd.service' \
 	--customize-hook='chroot "$1" passwd -d root' \
@@ -117,7 +127,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
 	--customize-hook='sed -i "s/^update_initramfs=.*/update_initramfs=no/" "$1/etc/initramfs-tools/update-initramfs.conf"' \
 	--customize-hook='[ ! -x "$1/usr/lib/systemd/systemd-update-done" ] || chroot "$1" /usr/lib/systemd/systemd-update-done' \
 	"$suite" "$tmp/root" "$tmp/sources" >"$tmp/build.log" 2>&1 ||
-	{ tail -n 30 "$tmp/build.log" >&2; die "$suite: mmdebstrap failed"; }
+	{ tail -n 30 "$tmp/build.log" >&2; die "$name: mmdebstrap failed"; }
 # The apt lists only served the build; the guest has no network.
 rm -rf "$tmp/root/var/lib/apt/lists/"* "$tmp/root/var/cache/apt/"*.bin
 
@@ -137,5 +147,5 @@ echo "$inputs" >"$tmp/inputs"
 rm -rf "$dir"
 mv "$tmp" "$dir"
 trap - EXIT
-log "$suite: made in $((SECONDS - t0)) s (kernel $(cat "$dir/kernel-version"), $(du -sh --apparent-size "$dir/root.raw" | cut -f1) disk, $(du -sh "$dir/root.raw" | cut -f1) used)"
+log "$name: made in $((SECONDS - t0)) s (kernel $(cat "$dir/kernel-version"), $(du -sh --apparent-size "$dir/root.raw" | cut -f1) disk, $(du -sh "$dir/root.raw" | cut -f1) used)"
 echo "$dir"
