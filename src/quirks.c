@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -1688,29 +1691,24 @@ int vwc_quirks_remove_modprobe(bool dry_run, bool quiet)
 
 const char *vwc_cpu_vendor(void)
 {
-	static char vendor[32];
+	static char vendor[13];
 	static bool done;
-	char line[256];
-	FILE *f;
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int eax, ebx, ecx, edx;
 
 	if (done)
 		return vendor;
 	done = true;
-	f = fopen("/proc/cpuinfo", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *v;
-
-		if (strncmp(line, "vendor_id", 9) || !(v = strchr(line, ':')))
-			continue;
-		v++;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(vendor, sizeof(vendor), "%s", v);
-		break;
+	/* CPUID leaf 0: the vendor string in EBX, EDX, ECX */
+	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+		memcpy(vendor, &ebx, 4);
+		memcpy(vendor + 4, &edx, 4);
+		memcpy(vendor + 8, &ecx, 4);
+		vendor[12] = '\0';
 	}
-	if (f)
-		fclose(f);
+#else
+	done = true;	/* no x86 vendor: "" */
+#endif
 	return vendor;
 }
 

@@ -231,7 +231,8 @@ int vwc_quirks_remove_modprobe(bool dry_run, bool quiet);
 bool vwc_cpu_is_hygon(void);
 
 /**
- * vwc_cpu_vendor() - /proc/cpuinfo vendor_id, read once per process
+ * vwc_cpu_vendor() - the x86 CPU vendor (CPUID leaf 0, e.g. "HygonGenuine",
+ *		      the vendor_id /proc/cpuinfo shows), once per process
  *
  * Return: a static string, "" if unknown.
  */
