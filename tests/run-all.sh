@@ -123,6 +123,9 @@ suite fuzz bash tests/fuzz/run.sh "$BUILD/fuzz" 20
 step "sanitize (ASan+UBSan: unit tests; VM core and watch on 7.2)"
 suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
 
+step "valgrind (memcheck on the sidecar over 1000 Set Features, VM 7.2)"
+suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
+
 step "coverage (src/ lines: unit tests + 9 VM cases on 7.2, see tests/coverage/run.sh)"
 suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
 
