@@ -478,32 +478,30 @@ static void write_textfile(struct watch *w)
 	}
 }
 
-/* Probe and apply for every controller that needs it. */
-static void evaluate(struct watch *w)
+/*
+ * Probe and apply for controller @ci (its namespaces, and their multipath
+ * peers where those need a look too) under the writers' lock. One
+ * controller a hold: udev's runs for other controllers never wait for a
+ * whole host's pass.
+ *
+ * Return: false if the lock could not be had.
+ */
+static bool evaluate_ctrl(struct watch *w, int ci)
 {
 	struct vwc_topo *t = &w->run.topo;
-	bool any = false, full = false;
+	bool full = false;
 	int i;
 
-	for (i = 0; i < w->nr_ctrl; i++)
-		any |= w->ctrl[i].full || w->ctrl[i].wce;
-	if (!any || (w->lock_retry && now_s() < w->lock_retry))
-		return;
 	if (!take_lock(w))
-		return;
+		return false;
 	w->lock_retry = 0;
 	w->evaluations++;
 	for (i = 0; i < t->nr_ctrls; i++)
 		t->ctrls[i].wanted = false;
 	for (i = 0; i < t->nr_ns; i++)
 		t->ns[i].wanted = false;
-	for (i = 0; i < t->nr_ctrls; i++) {
-		struct watched_ctrl *c = find_ctrl(w, t->ctrls[i].name);
-
-		if (c && (c->full || c->wce))
-			vwc_run_select_ctrl(&w->run, i);
-	}
-	/* the selected controllers, and the multipath peers never probed */
+	vwc_run_select_ctrl(&w->run, ci);
+	/* the controller, and the peers that need a look or were never probed */
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
 		struct watched_ctrl *c = find_ctrl(w, tc->name);
@@ -556,6 +554,29 @@ static void evaluate(struct watch *w)
 		n = find_ns(w, tn->name);
 		if (n)
 			n->expected = tn->decision.mode;
+	}
+	return true;
+}
+
+/* Probe and apply for every controller that needs it, one at a time. */
+static void evaluate(struct watch *w)
+{
+	int i, ci;
+
+	if (w->lock_retry && now_s() < w->lock_retry)
+		return;
+	for (i = 0; i < w->nr_ctrl; i++) {
+		struct watched_ctrl *c = &w->ctrl[i];
+
+		if (!c->full && !c->wce)
+			continue;
+		ci = vwc_topo_find_ctrl(&w->run.topo, c->name);
+		if (ci < 0) {		/* gone: the next rescan forgets it */
+			c->full = c->wce = false;
+			continue;
+		}
+		if (!evaluate_ctrl(w, ci))
+			return;
 	}
 }
 
