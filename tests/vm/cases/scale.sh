@@ -6,7 +6,6 @@
 # vm: ctrl wc=off
 # kernels: 7.2
 # timeout: 900
-# manual: issue 15, fails on the code with fixed watch limits (enable when it lands)
 #
 # Issue 15, no fixed limits: 4 controllers x 256 namespaces (1 MiB each) and
 # a probe controller with one namespace, all WCE off. With udevd running,
