@@ -20,7 +20,7 @@
 static int lock_fd = -1;
 static int lock_depth;
 static struct timespec lock_since;
-static double longest_ms, last_ms;
+static double longest_ms;
 
 const char *vwc_lock_path(void)
 {
@@ -95,14 +95,15 @@ int vwc_lock_take(int timeout_ms)
 void vwc_lock_release(void)
 {
 	struct timespec now;
+	double held;
 
 	if (!lock_depth || --lock_depth)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	last_ms = (double)(now.tv_sec - lock_since.tv_sec) * 1e3 +
-		  (double)(now.tv_nsec - lock_since.tv_nsec) / 1e6;
-	if (last_ms > longest_ms)
-		longest_ms = last_ms;
+	held = (double)(now.tv_sec - lock_since.tv_sec) * 1e3 +
+	       (double)(now.tv_nsec - lock_since.tv_nsec) / 1e6;
+	if (held > longest_ms)
+		longest_ms = held;
 	/* closing drops the flock */
 	close(lock_fd);
 	lock_fd = -1;
@@ -127,9 +128,4 @@ int vwc_lock_holder(void)
 double vwc_lock_longest_ms(void)
 {
 	return longest_ms;
-}
-
-double vwc_lock_last_ms(void)
-{
-	return last_ms;
 }

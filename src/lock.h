@@ -57,13 +57,6 @@ int vwc_lock_holder(void);
  */
 double vwc_lock_longest_ms(void);
 
-/**
- * vwc_lock_last_ms() - how long the last released hold lasted
- *
- * Return: milliseconds.
- */
-double vwc_lock_last_ms(void);
-
 /* How long a command waits for the lock before it gives up. */
 #define VWC_LOCK_TIMEOUT_MS	30000
 
