@@ -511,9 +511,10 @@ static bool evaluate_ctrl(struct watch *w, int ci)
 		/*
 		 * WCE alone only while the rest is known and clean: a backup
 		 * failure clears without any event, so while one is reported
-		 * (or unknown) every look reads SMART again.
+		 * (or unknown) every look reads SMART again; after an admin
+		 * command failed, a full probe also clears the stale error.
 		 */
-		if (c->full || !c->known ||
+		if (c->full || !c->known || tc->errmsg[0] ||
 		    c->facts.present == VWC_TRI_UNKNOWN ||
 		    c->facts.backup_failed != VWC_TRI_NO) {
 			vwc_probe_ctrl(&w->run, tc);

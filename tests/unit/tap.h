@@ -9,8 +9,9 @@
 static int tap_n, tap_failed;
 
 #define ok(cond, ...) do {						\
+	int _ok = !!(cond);						\
 	tap_n++;							\
-	if (cond) {							\
+	if (_ok) {							\
 		printf("ok %d - ", tap_n);				\
 	} else {							\
 		tap_failed++;						\
@@ -18,7 +19,7 @@ static int tap_n, tap_failed;
 	}								\
 	printf(__VA_ARGS__);						\
 	printf("\n");							\
-	if (!(cond))							\
+	if (!_ok)							\
 		printf("# failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
 } while (0)
 
