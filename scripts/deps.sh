@@ -1,12 +1,16 @@
 #!/bin/bash
-# Install every Debian package the build, the unit tests and the VM tests need.
+# Install every Debian package the build, the unit tests and the VM tests need,
+# or, given PACKAGE arguments, just those (the host-side suites use that).
 # Idempotent: when everything is already installed it returns at once.
+# Usage: deps.sh [PACKAGE...]
 set -euo pipefail
 
 PKGS=(
 	# build
 	build-essential meson ninja-build pkg-config
 	libnvme-dev libudev-dev libjson-c-dev
+	# libkmod: modprobe.d and the module index as modprobe reads them
+	libkmod-dev
 	# nvme-cli 2.3 built with the plugin: zlib; libnvme-mi.pc needs dbus-1;
 	# its source comes through apt-get source (dpkg-source)
 	zlib1g-dev libdbus-1-dev dpkg-dev
@@ -22,6 +26,7 @@ PKGS=(
 	apt dpkg ca-certificates
 )
 
+[ "$#" -eq 0 ] || PKGS=("$@")
 missing=()
 for p in "${PKGS[@]}"; do
 	if ! dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed; then
@@ -29,7 +34,7 @@ for p in "${PKGS[@]}"; do
 	fi
 done
 if [ "${#missing[@]}" -eq 0 ]; then
-	echo "deps: all ${#PKGS[@]} packages present"
+	[ "$#" -gt 0 ] || echo "deps: all ${#PKGS[@]} packages present"
 	exit 0
 fi
 

@@ -25,14 +25,9 @@ CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/fleet
 SYS_SOURCES=${VWC_SYS_SOURCES:-/etc/apt/sources.list.d/debian.sources}
 PKGS=ansible-core,python3-apt,systemd,udev,libnvme1,libjson-c5,libudev1
 
-n=0 bad=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() {
-	n=$((n + 1)) bad=$((bad + 1))
-	echo "not ok $n - $1"
-	[ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 20 | sed 's/^/#   /'
-}
-bail() { echo "1..$((n + 1))"; notok "$1" "${2:-}"; exit 1; }
+TAP_TAIL=20
+# shellcheck source=tests/fleet/lib.sh
+. "$HERE/lib.sh"
 
 deb=${1:-}
 if [ -z "$deb" ]; then

@@ -28,42 +28,19 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 FIX=$HERE/fixtures
 
-n=0 bad=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() {
-	n=$((n + 1)) bad=$((bad + 1))
-	echo "not ok $n - $1"
-	[ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 20 | sed 's/^/#   /'
-}
-check() { # NAME CMD...
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then ok "$name"; else notok "$name" "$out"; fi
-}
-bail() { echo "1..$((n + 1))"; notok "$1" "${2:-}"; exit 1; }
+TAP_TAIL=20
+# shellcheck source=tests/fleet/lib.sh
+. "$HERE/lib.sh"
 
 BUILD=${1:-}
 [ -f "$BUILD/build.ninja" ] || bail "meson build dir" "usage: ansible-role.sh BUILD (got '$BUILD')"
 BUILD=$(cd "$BUILD" && pwd)
-if ! command -v ansible-playbook >/dev/null; then
-	echo "# installing ansible-core from Debian" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends ansible-core >/dev/null 2>&1 ||
-		{ apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends ansible-core >/dev/null 2>&1; } ||
-		bail "ansible-core installed" "apt-get install ansible-core failed"
-fi
+need_ansible
 command -v systemctl >/dev/null || bail "systemctl" "systemctl is needed (systemctl --root)"
 
 tmp=$(mktemp -d)
 trap '[ -n "${VWC_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-py=/usr/bin/python3
-[ -x "$py" ] || py=$(command -v python3)
-printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$py" >"$tmp/inventory"
-become=()
-command -v sudo >/dev/null || become=(-e ansible_become_method=su)
-printf '[defaults]\nroles_path = %s\n' "$REPO/contrib/ansible/roles" >"$tmp/ansible.cfg"
-export ANSIBLE_CONFIG=$tmp/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 \
-	ANSIBLE_LOCAL_TEMP=$tmp/ansible-local ANSIBLE_REMOTE_TEMP=$tmp/ansible-remote ANSIBLE_HOME=$tmp/ansible-home
+ansible_local "$tmp" "$REPO/contrib/ansible/roles"
 
 # The shipped playbook, plus one task that keeps the fact vwc_audit
 sed -n '/^- name:/,$p' "$REPO/contrib/ansible/nvme-vwc-sync.yml" >"$tmp/play.yml"

@@ -16,19 +16,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 PLAYBOOK=$REPO/contrib/ansible/nvme-vwc-audit.yml
 
-n=0 bad=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() {
-	n=$((n + 1)) bad=$((bad + 1))
-	echo "not ok $n - $1"
-	[ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 15 | sed 's/^/#   /'
-}
-check() { # NAME CMD...: ok when CMD succeeds
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then ok "$name"; else notok "$name" "$out"; fi
-}
-bail() { echo "1..$((n + 1))"; notok "$1" "${2:-}"; exit 1; }
+TAP_TAIL=15
+# shellcheck source=tests/fleet/lib.sh
+. "$HERE/lib.sh"
 
 arg=${1:-}
 bin=''
@@ -37,31 +27,13 @@ for c in "$arg" "$arg/src/nvme-vwc-sync" "$arg/nvme-vwc-sync" "$arg/usr/local/sb
 done
 [ -n "$bin" ] || bail "nvme-vwc-sync binary" "usage: ansible.sh BUILD_DIR|DESTDIR|BINARY (got '${arg}')"
 
-if ! command -v ansible-playbook >/dev/null; then
-	echo "# installing ansible-core from Debian" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y --no-install-recommends ansible-core >/dev/null 2>&1; then
-		apt-get update >/dev/null 2>&1
-		apt-get install -y --no-install-recommends ansible-core >/dev/null 2>&1 ||
-			bail "ansible-core installed" "apt-get install ansible-core failed"
-	fi
-fi
+need_ansible
 promtool=${PROMTOOL:-$(bash "$HERE/promtool.sh" 2>/dev/null | tail -n 1)}
 
 echo "1..14"
 tmp=$(mktemp -d)
 trap '[ -n "${VWC_KEEP:-}" ] || rm -rf "$tmp"' EXIT
-# Debian's ansible runs on Debian's python, whatever python3 is first in PATH
-py=/usr/bin/python3
-[ -x "$py" ] || py=$(command -v python3)
-printf 'localhost ansible_connection=local ansible_python_interpreter=%s\n' "$py" >"$tmp/inventory"
-# without sudo on the machine, become through su (root to root, no password)
-become=()
-command -v sudo >/dev/null || become=(-e ansible_become_method=su)
-# no ansible.cfg of the machine or the user: only what is set here
-printf '[defaults]\n' >"$tmp/ansible.cfg"
-export ANSIBLE_CONFIG=$tmp/ansible.cfg ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 \
-	ANSIBLE_LOCAL_TEMP=$tmp/ansible-local ANSIBLE_REMOTE_TEMP=$tmp/ansible-remote ANSIBLE_HOME=$tmp/ansible-home
+ansible_local "$tmp"
 
 play() { # BIN OUTDIR TEXTFILE_DIR [more ansible-playbook args]
 	local b=$1 out=$2 tf=$3

@@ -26,14 +26,9 @@ DIR=$REPO/contrib/prometheus
 RULES=$DIR/nvme-vwc-sync.rules.yml
 TESTS=$DIR/nvme-vwc-sync.rules.test.yml
 
-n=0 bad=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() {
-	n=$((n + 1)) bad=$((bad + 1))
-	echo "not ok $n - $1"
-	[ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 25 | sed 's/^/#   /'
-}
-bail() { echo "1..$((n + 1))"; notok "$1" "${2:-}"; exit 1; }
+TAP_TAIL=25
+# shellcheck source=tests/fleet/lib.sh
+. "$HERE/lib.sh"
 
 arg=${1:-}
 bin=''
