@@ -5,16 +5,20 @@
 #   guest loads at boot: NVMe (where it is a module), dm-mod (LVM cases), ext4
 #   (generic kernels, where it is a module)
 # Tags: 6.1 (Debian 12 cloud), 6.12 (bookworm-backports cloud), 7.2 (sid cloud),
-# 7.2-generic (sid generic kernel, NVMe built as modules).
+# 7.2-generic (sid generic kernel, NVMe built as modules), 6.1-generic and
+# 6.12-generic (the same suites' generic kernels, NVMe built as modules).
+# 6.1-generic and 6.12-generic also carry a T700 stand-in module directory
+# (see t700_standin).
 # Packages come from the Debian archive named in the system's sources file, with
 # the suite changed; versions are resolved at run time. Cached tags are skipped
 # (VWC_KERNEL_REFRESH=1 fetches again).
-# Usage: kernels.sh [TAG...]   (default: 6.1 6.12 7.2 7.2-generic)
+# Usage: kernels.sh [TAG...]
+#   (default: 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic)
 set -euo pipefail
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 SYS_SOURCES=/etc/apt/sources.list.d/debian.sources
-[ "$#" -gt 0 ] || set -- 6.1 6.12 7.2 7.2-generic
+[ "$#" -gt 0 ] || set -- 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
 
 log() { echo "kernels: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -56,16 +60,17 @@ dep_of() {
 		sed -n 's/^ *|\{0,1\}Depends: //p' | grep -E -m1 "$2" || true
 }
 
-# fetch TAG SUITE FLAVOUR [MODULES]   MODULES: "nvme dm-mod ..." for the overlay
+# fetch TAG SUITE FLAVOUR [MODULES [EXTRA]]
+#   MODULES: "nvme dm-mod ..." for the overlay; EXTRA: t700-standin
 # The overlay's layout; a cached kernel with another is fetched again.
 OVERLAY_LAYOUT=usr-lib
 
 fetch() {
-	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-}
-	local dest="$CACHE/kernels/$tag"
+	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-} extra=${5:-}
+	local dest="$CACHE/kernels/$tag" layout=$OVERLAY_LAYOUT${5:++$5}
 	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ] &&
 		[ "$(cat "$dest/modules.list" 2>/dev/null)" = "$want_modules" ] &&
-		{ [ -z "$want_modules" ] || [ "$(cat "$dest/overlay.layout" 2>/dev/null)" = "$OVERLAY_LAYOUT" ]; }; then
+		{ [ -z "$want_modules" ] || [ "$(cat "$dest/overlay.layout" 2>/dev/null)" = "$layout" ]; }; then
 		log "$tag: cached ($(cat "$dest/version" 2>/dev/null))"
 		return 0
 	fi
@@ -101,9 +106,9 @@ fetch() {
 	cp "$vmlinuz" "$dest.new/vmlinuz"
 	echo "$ver" >"$dest.new/version"
 	if [ -n "$want_modules" ]; then
-		nvme_modules "$tmp/root" "$ver" "$dest.new" "$want_modules"
+		nvme_modules "$tmp/root" "$ver" "$dest.new" "$want_modules" "$extra"
 		echo "$want_modules" >"$dest.new/modules.list"
-		echo "$OVERLAY_LAYOUT" >"$dest.new/overlay.layout"
+		echo "$layout" >"$dest.new/overlay.layout"
 	fi
 	rm -rf "$dest" "$tmp"
 	mv "$dest.new" "$dest"
@@ -120,12 +125,49 @@ quiet_depmod() {
 	depmod -b "$1" "$2"
 }
 
-# nvme_modules ROOT VER DEST MODULES: MODULES (those not built in) and their
-# dependencies, decompressed, as an initramfs overlay DEST/modules.cpio.gz
-# holding lib/modules/VER/{kernel/...,modules.dep,modules.load}; /init insmods
-# modules.load in order.
+# t700_standin OV VER: a second module directory in the overlay,
+# usr/lib/vwc-test/t700-modules/VER, made by depmod like the real one but from
+# an nvme.ko whose modinfo lacks QEMU's 1b36:0010 alias (its bytes zeroed in
+# .modinfo, which the module loader and kmod read as padding). Guests point
+# NVME_VWC_SYNC_MODULES_DIR at it where QEMU's controller must stand in for a
+# drive the kernel's nvme table does not list (Crucial T700 on 6.1, 6.12);
+# its modules.alias, modules.alias.bin and modules.dep(.bin) are depmod's own.
+T700_STANDIN_ALIAS='alias=pci:v00001B36d00000010sv*sd*bc*sc*i*'
+t700_standin() {
+	local ov=$1 ver=$2 st rel n
+	local mdir="$ov/lib/modules/$ver"
+	rel=$(cd "$mdir" && find kernel -name nvme.ko | head -n 1)
+	[ -n "$rel" ] || die "$ver: no nvme.ko for the T700 stand-in"
+	st=$(mktemp -d)
+	mkdir -p "$st/lib/modules/$ver"
+	# nvme.ko and what it needs (nvme-core), as loaded
+	(cd "$mdir" && grep -E "^(${rel}|$(sed -n "s|^${rel}: *||p" modules.dep | sed 's/ /|/g'))\$" modules.load) |
+		while read -r m; do
+			mkdir -p "$st/lib/modules/$ver/$(dirname "$m")"
+			cp "$mdir/$m" "$st/lib/modules/$ver/$m"
+		done
+	n=$(T700_STANDIN_ALIAS=$T700_STANDIN_ALIAS perl -0777 -pi -e \
+		'$n += s/\Q$ENV{T700_STANDIN_ALIAS}\E\0/"\0" x length($&)/ge; END { print STDERR ($n || 0), "\n" }' \
+		"$st/lib/modules/$ver/$rel" 2>&1)
+	[ "$n" = 1 ] || die "$ver: nvme.ko has $n copies of $T700_STANDIN_ALIAS (1 expected)"
+	quiet_depmod "$st" "$ver"
+	! grep -qi 'v00001B36d00000010' "$st/lib/modules/$ver/modules.alias" ||
+		die "$ver: the stand-in still lists QEMU's ID"
+	grep -q ' nvme$' "$st/lib/modules/$ver/modules.alias" ||
+		die "$ver: the stand-in lists no nvme alias"
+	mkdir -p "$ov/usr/lib/vwc-test/t700-modules"
+	mv "$st/lib/modules/$ver" "$ov/usr/lib/vwc-test/t700-modules/$ver"
+	rm -rf "$st"
+	log "$ver: T700 stand-in modules dir ($(grep -c ' nvme$' "$ov/usr/lib/vwc-test/t700-modules/$ver/modules.alias") nvme aliases, QEMU's dropped)"
+}
+
+# nvme_modules ROOT VER DEST MODULES [EXTRA]: MODULES (those not built in) and
+# their dependencies, decompressed, as an initramfs overlay
+# DEST/modules.cpio.gz holding lib/modules/VER/{kernel/...,modules.dep,
+# modules.load}; /init insmods modules.load in order. EXTRA t700-standin adds
+# t700_standin's directory.
 nvme_modules() {
-	local root=$1 ver=$2 dest=$3 mods=$4 m
+	local root=$1 ver=$2 dest=$3 mods=$4 extra=${5:-} m
 	[ -e "$root/lib" ] || ln -s usr/lib "$root/lib"
 	[ -d "$root/lib/modules/$ver" ] || die "no modules for $ver"
 	quiet_depmod "$root" "$ver"
@@ -156,11 +198,13 @@ nvme_modules() {
 	[ -s "$ov/$out/modules.load" ] || die "modprobe found none of $mods for $ver"
 	# modules.dep for busybox modprobe: each module with its dependencies.
 	quiet_depmod "$ov" "$ver"
+	[ "$extra" != t700-standin ] || t700_standin "$ov" "$ver"
 	# Under usr/lib: a "lib" directory entry in the overlay replaces the
 	# image's /lib -> usr/lib link when the kernel unpacks it (6.1, 6.12),
 	# and /lib/udev/rules.d with it. /init reaches /lib/modules through it.
-	mkdir -p "$ov/usr"
-	mv "$ov/lib" "$ov/usr/lib"
+	mkdir -p "$ov/usr/lib"
+	mv "$ov/lib/modules" "$ov/usr/lib/modules"
+	rmdir "$ov/lib"
 	(cd "$ov" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -9 >"$dest/modules.cpio.gz"
 	log "$ver: modules $(tr '\n' ' ' <"$ov/usr/$out/modules.load")"
 	rm -rf "$ov"
@@ -172,6 +216,8 @@ for tag in "$@"; do
 	6.12) fetch 6.12 bookworm-backports cloud-amd64 dm-mod ;;
 	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
 	7.2-generic) fetch 7.2-generic sid amd64 "nvme dm-mod ext4" ;;
+	6.1-generic) fetch 6.1-generic bookworm amd64 "nvme dm-mod ext4" t700-standin ;;
+	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4" t700-standin ;;
 	*) die "unknown kernel tag '$tag'" ;;
 	esac
 done
