@@ -5,7 +5,7 @@
 # sbuild and pbuilder do: `dpkg-buildpackage -us -uc -b` in the chroot made
 # by scripts/chroot.sh (cached), then lintian from the same suite.
 #
-#   build-debs.sh [--version V] [--head] SUITE [OUTDIR]
+#   build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]
 #
 # SUITE: bookworm or trixie (sid works too). OUTDIR defaults to
 # build-debs/SUITE in the repository (git-ignored); it receives the .deb
@@ -17,23 +17,36 @@
 # changed. dpkg-checkbuilddeps proves debian/control's Build-Depends hold
 # in the chroot. Exit status 0 only if the build succeeded and lintian
 # reported no error (E:); warnings are listed in lintian.txt.
+#
+# Two binary packages from the one source: nvme-vwc-sync, and nvme-cli-vwc
+# (build profile pkg.nvme-vwc-sync.plugin; --no-plugin leaves it out):
+# the suite's own nvme-cli, `nvme`, rebuilt from the suite's nvme-cli
+# source with the vwc plugin added, diverted over /usr/sbin/nvme. That
+# source is fetched in the chroot by scripts/fetch-nvme-cli.sh (apt-get
+# source from the chroot's own archive, the version of the nvme-cli
+# installed there, cached in $VWC_CACHE_DIR/debs-src/SUITE) and unpacked
+# as nvme-cli/ beside debian/ in the build tree, where debian/rules checks
+# it against the installed nvme-cli and makes nvme-cli-vwc depend on
+# exactly that version.
 # Last line on stdout: the output directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+CACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 
 log() { echo "build-debs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-version='' head=''
+version='' head='' plugin=1
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--version) version=${2:?--version needs a value}; shift 2 ;;
 	--head) head=1; shift ;;
+	--no-plugin) plugin=''; shift ;;
 	*) break ;;
 	esac
 done
-suite=${1:?usage: build-debs.sh [--version V] SUITE [OUTDIR]}
+suite=${1:?usage: build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]}
 out=${2:-$REPO/build-debs/$suite}
 
 # What debian/control's Build-Depends resolve to in each suite (checked in
@@ -43,6 +56,14 @@ case $suite in
 bookworm) deps+=(systemd pkg-config) ;;
 *) deps+=(systemd-dev pkgconf) ;;
 esac
+# Profile pkg.nvme-vwc-sync.plugin: the nvme-cli whose source is rebuilt,
+# and what that source's build needs beyond ours (as in nvme-cli's own
+# Build-Depends: libnvme's pkg-config files require them).
+profile=()
+if [ -n "$plugin" ]; then
+	deps+=(nvme-cli libdbus-1-dev libkeyutils-dev zlib1g-dev patch)
+	profile=(pkg.nvme-vwc-sync.plugin)
+fi
 
 root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
 [ -x "$root/bin/sh" ] || die "no chroot for $suite"
@@ -75,14 +96,32 @@ if [ -n "$version" ]; then
 	} >"$src/debian/changelog"
 fi
 
-log "$suite: dpkg-buildpackage in $root"
+if [ -n "$plugin" ]; then
+	# The suite's nvme-cli source, fetched in the chroot (cached there).
+	fetch=$CACHE_DIR/debs-src/$suite
+	mkdir -p "$fetch"
+	cp scripts/fetch-nvme-cli.sh "$fetch/fetch-nvme-cli.sh"
+	inst=$(bash scripts/chroot.sh --run "$suite" "$fetch" -- \
+		dpkg-query -W -f='${source:Version}' nvme-cli) ||
+		die "$suite: no nvme-cli in the chroot"
+	tree=$(bash scripts/chroot.sh --run "$suite" "$fetch" -- env VWC_CACHE_DIR="$fetch" \
+		bash "$fetch/fetch-nvme-cli.sh" 2>"$out/fetch-nvme-cli.log") ||
+		{ tail -n 5 "$out/fetch-nvme-cli.log" >&2; die "$suite: fetch-nvme-cli.sh failed ($out/fetch-nvme-cli.log)"; }
+	got=$(cat "$tree/.vwc-fetched" 2>/dev/null || true)
+	[ "$got" = "$inst" ] ||
+		die "$suite: fetched nvme-cli source '$got' is not the chroot's nvme-cli $inst"
+	log "$suite: nvme-cli source $got ($(cat "$tree/.vwc-unpacked-from" 2>/dev/null)) for nvme-cli-vwc"
+	cp -a "$tree" "$src/nvme-cli"
+fi
+
+log "$suite: dpkg-buildpackage${profile:+ (profile $profile)} in $root"
 rc=0
 bash scripts/chroot.sh --run "$suite" "$work" -- /bin/sh -c '
 	set -e
 	cd nvme-vwc-sync-*
-	dpkg-checkbuilddeps
-	dpkg-buildpackage -us -uc -b
-' >"$out/build.log" 2>&1 || rc=$?
+	dpkg-checkbuilddeps ${1:+-P "$1"}
+	dpkg-buildpackage -us -uc -b ${1:+--build-profiles="$1"}
+' sh "${profile[@]}" >"$out/build.log" 2>&1 || rc=$?
 if [ "$rc" -ne 0 ]; then
 	tail -n 40 "$out/build.log" >&2
 	die "$suite: dpkg-buildpackage failed (exit $rc; $out/build.log)"
