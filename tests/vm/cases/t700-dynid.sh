@@ -3,7 +3,7 @@
 # vm: ctrl wc=on intel
 # vm: rootport
 # vm: spare
-# kernels: 6.1 6.12 7.2 7.2-generic
+# kernels: 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
 # timeout: 400
 #
 # Seed 003 (Crucial T700/T705: slow Write Zeroes) on every kernel, at run
@@ -20,10 +20,14 @@
 #
 # 6.1 and 6.12 show no quirks attribute, and QEMU's ID is in their nvme
 # table (bogus_nid): the tool must refuse. To exercise the mechanism there,
-# NVME_VWC_SYNC_MODULES_DIR points the table lookup at a modules.alias
-# listing only nvme's class-wide entry, standing in for a T700 that the
+# NVME_VWC_SYNC_MODULES_DIR points the table lookup (libkmod) at a module
+# directory whose index lists only nvme's class-wide entry, standing in for a T700 that the
 # table does not list (the dynamic ID then drops bogus_nid: harmless for
-# one QEMU controller).
+# one QEMU controller). Cloud kernels (nvme built in): made here by kmod's
+# depmod. Generic kernels (nvme a module): their own module directory lists
+# QEMU's ID (the refusal is checked there, with no override); the stand-in
+# is /usr/lib/vwc-test/t700-modules/<release> from tests/vm/kernels.sh,
+# depmod's files for an nvme.ko with QEMU's alias taken out.
 . /vwc/guest/lib.sh
 
 tool=nvme-vwc-sync
@@ -73,18 +77,54 @@ fi
 
 MODS=
 if [ ! -e "/sys/class/nvme/$lst/quirks" ]; then
-	# no quirks attribute: the tool must refuse, and say why
-	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	# no quirks attribute: the tool must refuse, and say why. Generic
+	# kernels (nvme a module) have the table in their own module
+	# directory: the "no lists" case is then an empty one.
+	kmoddir=/lib/modules/$(uname -r)
+	generic=
+	if grep -q ' nvme$' "$kmoddir/modules.alias" 2>/dev/null; then
+		generic=1
+		mkdir -p /tmp/mods-none
+		info "nvme is a module: $(grep -c ' nvme$' "$kmoddir/modules.alias") nvme aliases in $kmoddir/modules.alias, QEMU's: $(grep -i 'v00001B36d00000010' "$kmoddir/modules.alias" | tr '\n' ' ')"
+	fi
+	NVME_VWC_SYNC_MODULES_DIR=${generic:+/tmp/mods-none} $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
 	check_eq "no quirks attribute, no module lists: exit 1" "$rc" 1
 	grep -q "does not show a controller's quirks" /tmp/q.out && pass "refusal says the table cannot be known" || fail "refusal message" "$(cat /tmp/q.out)"
-	mkdir -p /tmp/mods-listed /tmp/mods
-	printf 'alias pci:v00001B36d00000010sv*sd*bc*sc*i* nvme\nalias pci:v*d*sv*sd*bc01sc08i02* nvme\n' >/tmp/mods-listed/modules.alias
-	NVME_VWC_SYNC_MODULES_DIR=/tmp/mods-listed $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
-	check_eq "ID in the driver's table, quirks unknown: exit 1" "$rc" 1
+	# mkmods DIR PATTERN...: a module directory whose index (depmod's,
+	# read through libkmod) gives the built-in nvme these aliases
+	mkmods() {
+		_m=$1/lib/modules/1.0
+		shift
+		mkdir -p "$_m"
+		: >"$_m/modules.order"
+		echo kernel/drivers/nvme/host/nvme.ko >"$_m/modules.builtin"
+		for _p; do printf 'nvme.alias=%s\0' "$_p"; done >"$_m/modules.builtin.modinfo"
+		ln -sf /usr/bin/kmod /tmp/depmod
+		/tmp/depmod -b "${_m%/lib/modules/1.0}" 1.0
+	}
+	if [ -n "$generic" ]; then
+		# the kernel's own directory (no override), and kernels.sh's
+		# depmod files for an nvme.ko without QEMU's alias
+		listed=
+		MODS=/usr/lib/vwc-test/t700-modules/$(uname -r)
+	else
+		mkmods /tmp/mods-listed 'pci:v00001B36d00000010sv*sd*bc*sc*i*' 'pci:v*d*sv*sd*bc01sc08i02*'
+		listed=/tmp/mods-listed/lib/modules/1.0
+		mkmods /tmp/mods 'pci:v*d*sv*sd*bc01sc08i02*'
+		MODS=/tmp/mods/lib/modules/1.0
+	fi
+	NVME_VWC_SYNC_MODULES_DIR=$listed $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	check_eq "ID in the driver's table (${listed:-$kmoddir}), quirks unknown: exit 1" "$rc" 1
 	grep -q "is in this kernel's nvme table" /tmp/q.out && pass "refusal names the table entry" || fail "refusal message" "$(cat /tmp/q.out)"
+	info "refusal said: $(tr '\n' '|' </tmp/q.out)"
 	check_eq "refusals changed nothing" "$(wz "$ns")" "$wz0"
-	printf 'alias pci:v*d*sv*sd*bc01sc08i02* nvme\n' >/tmp/mods/modules.alias
-	MODS=/tmp/mods
+	if [ -s "$MODS/modules.alias.bin" ] && [ -s "$MODS/modules.builtin.alias.bin" ] &&
+		! grep -qi 'v00001B36d00000010' "$MODS/modules.alias" "$MODS/modules.builtin.modinfo" &&
+		grep -q 'bc01sc08i02' "$MODS/modules.alias" "$MODS/modules.builtin.modinfo"; then
+		pass "stand-in $MODS: depmod's files, nvme's class entry without QEMU's ID"
+	else
+		fail "stand-in $MODS" "$(ls "$MODS" 2>&1 | tr '\n' ' ')"
+	fi
 	export NVME_VWC_SYNC_MODULES_DIR=$MODS
 	info "from here: NVME_VWC_SYNC_MODULES_DIR=$MODS (QEMU's ID not in the table, as a T700)"
 fi
