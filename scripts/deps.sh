@@ -9,8 +9,9 @@ PKGS=(
 	# build
 	build-essential meson ninja-build pkg-config
 	libnvme-dev libudev-dev libjson-c-dev
-	# libkmod: modprobe.d and the module index as modprobe reads them
-	libkmod-dev
+	# libkmod: modprobe.d and the module index as modprobe reads them;
+	# libmount: mountinfo and swaps
+	libkmod-dev libmount-dev
 	# nvme-cli 2.3 built with the plugin: zlib; libnvme-mi.pc needs dbus-1;
 	# its source comes through apt-get source (dpkg-source)
 	zlib1g-dev libdbus-1-dev dpkg-dev

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <libkmod.h>
+#include <libmount.h>
 #include <libudev.h>
 
 #include "blk.h"
@@ -134,65 +137,163 @@ int vwc_quirks_merge(const char *current, const char *id, const char *quirk,
 	return 0;
 }
 
-/* The admin's own "options nvme quirks=" (the last one wins), not ours. */
-static void admin_quirks(char *out, size_t len)
+/* libkmod's own messages (a missing index, a bad line) at our debug level */
+static void kmod_log_fn(void *data, int prio, const char *file, int line,
+			const char *fn, const char *fmt, va_list args)
 {
-	DIR *d = opendir("/etc/modprobe.d");
-	struct dirent *de;
-	char **names = NULL;
-	int n = 0, i;
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, args);
+	msg[strcspn(msg, "\n")] = '\0';
+	vwc_dbg("libkmod: %s", msg);
+}
+
+static struct kmod_ctx *kmod_ctx_new(const char *moddir,
+				     const char *const *paths)
+{
+	struct kmod_ctx *ctx = kmod_new(moddir, paths);
+
+	if (ctx)
+		kmod_set_log_fn(ctx, kmod_log_fn, NULL);
+	return ctx;
+}
+
+int vwc_options_quirks(const char *opts, char *out, size_t len)
+{
+	const char *p = opts;
+	int found = 0;
+
+	while (*p) {
+		const char *tok, *v;
+		bool quoted = false;
+		size_t n;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		tok = p;
+		/* the kernel's parse_args(): blanks inside double quotes */
+		while (*p && (quoted || !isspace((unsigned char)*p))) {
+			if (*p == '"')
+				quoted = !quoted;
+			p++;
+		}
+		if (p == tok || (size_t)(p - tok) < 7 || strncmp(tok, "quirks=", 7))
+			continue;
+		v = tok + 7;
+		n = (size_t)(p - v);
+		if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+			v++;
+			n -= 2;
+		}
+		if (n >= len)
+			return -ENOSPC;
+		memcpy(out, v, n);
+		out[n] = '\0';
+		found = 1;
+	}
+	return found;
+}
+
+/*
+ * The option strings modprobe would pass to "nvme", in modprobe's order
+ * (libkmod: files sorted by name across the configuration directories, a
+ * file shadowing one of the same name in a later directory, then nvme.*
+ * of the kernel command line). At most @max; Return: the count or -errno.
+ */
+static int nvme_option_entries(const char *const *paths, char **v, int max)
+{
+	struct kmod_ctx *ctx = kmod_ctx_new(NULL, paths);
+	struct kmod_config_iter *it;
+	int n = 0;
+
+	if (!ctx)
+		return -ENOMEM;
+	it = kmod_config_get_options(ctx);
+	while (it && kmod_config_iter_next(it)) {
+		if (strcmp(kmod_config_iter_get_key(it), "nvme"))
+			continue;
+		if (n == max) {
+			n = -E2BIG;
+			break;
+		}
+		v[n] = strdup(kmod_config_iter_get_value(it));
+		if (!v[n]) {
+			n = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (it)
+		kmod_config_iter_free_iter(it);
+	else
+		n = -ENOMEM;
+	kmod_unref(ctx);
+	return n;
+}
+
+static void free_entries(char **v, int n)
+{
+	while (n > 0)
+		free(v[--n]);
+}
+
+/*
+ * "The admin's value without ours", precisely: libkmod lists every
+ * "options nvme ..." entry modprobe would pass (all configuration
+ * directories and the kernel command line, in modprobe's order). Our own
+ * file, read alone by a second libkmod context, contributes its entries;
+ * each of them is removed once from the full list, matched exactly, from
+ * the file part (the kernel command line's entries, listed last by both
+ * contexts, are left). The admin's value is then the last quirks= of what
+ * remains, as the kernel takes the last of repeated parameters: that is
+ * what modprobe would use if our file did not exist. An identical line of
+ * the admin's own stays (one copy is removed, the value is the same).
+ */
+int vwc_modprobe_admin_quirks(const char *const *paths, const char *ours,
+			      char *out, size_t len)
+{
+	enum { MAX = 256 };
+	static const char *const none[] = { NULL };
+	const char *const own[] = { ours, NULL };
+	char *all[MAX], *mine[MAX], *kc[MAX];
+	bool gone[MAX] = { false };
+	int na, nm, nk, i, j, r = 0;
 
 	out[0] = '\0';
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char **t;
-
-		if (de->d_name[0] == '.' || !strstr(de->d_name, ".conf") ||
-		    !strcmp(de->d_name, strrchr(VWC_MODPROBE_FILE, '/') + 1))
-			continue;
-		t = realloc(names, (n + 1) * sizeof(*names));
-		if (!t)
-			break;
-		names = t;
-		names[n++] = strdup(de->d_name);
+	na = nvme_option_entries(paths, all, MAX);
+	if (na < 0)
+		return na;
+	nk = nvme_option_entries(none, kc, MAX);
+	nm = access(ours, F_OK) ? 0 : nvme_option_entries(own, mine, MAX);
+	if (nk < 0 || nm < 0) {
+		r = nk < 0 ? nk : nm;
+		goto out;
 	}
-	closedir(d);
-	for (i = 0; i < n; i++) {
-		int j;
-
-		for (j = i + 1; j < n; j++)
-			if (names[i] && names[j] &&
-			    strcmp(names[i], names[j]) > 0) {
-				char *t = names[i];
-
-				names[i] = names[j];
-				names[j] = t;
+	for (i = 0; i < nm - (nm ? nk : 0); i++)
+		for (j = na - nk - 1; j >= 0; j--)
+			if (!gone[j] && !strcmp(all[j], mine[i])) {
+				gone[j] = true;
+				break;
 			}
-	}
-	for (i = 0; i < n; i++) {
-		char path[512], line[1024];
-		FILE *f;
+	for (i = 0; i < na && r >= 0; i++)
+		if (!gone[i])
+			r = vwc_options_quirks(all[i], out, len) < 0 ?
+			    -ENOSPC : r;
+	if (r >= 0)
+		r = 0;
+out:
+	free_entries(all, na);
+	if (nk > 0)
+		free_entries(kc, nk);
+	if (nm > 0)
+		free_entries(mine, nm);
+	return r;
+}
 
-		if (!names[i])
-			continue;
-		snprintf(path, sizeof(path), "/etc/modprobe.d/%s", names[i]);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			char *q = strstr(line, "quirks=");
-
-			if (strncmp(line, "options", 7) || !strstr(line, " nvme ") ||
-			    !q)
-				continue;
-			q += 7;
-			q[strcspn(q, " \t\n")] = '\0';
-			snprintf(out, len, "%s", q);
-		}
-		if (f)
-			fclose(f);
-		free(names[i]);
-	}
-	free(names);
+/* the quirks= value modprobe will pass to nvme now (ours included) */
+static int modprobe_quirks_now(char *out, size_t len)
+{
+	return vwc_modprobe_admin_quirks(NULL, "/nonexistent", out, len);
 }
 
 /* <rundir>/changed/<ns>.write_zeroes_unmap_max_bytes: the value found */
@@ -383,107 +484,136 @@ int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
 	return 0;
 }
 
-/* "pci:v" then 8 hex digits, "d", 8 hex digits: a concrete vendor/device */
-static bool alias_concrete(const char *pattern)
+int vwc_pci_id_key(const char *modalias, char *key, size_t len)
 {
-	int i;
+	char v[9], d[9], sv[9], sd[9], rest[4];
+	int n;
 
-	if (strncmp(pattern, "pci:v", 5))
-		return false;
-	for (i = 5; i < 13; i++)
-		if (!isxdigit((unsigned char)pattern[i]))
-			return false;
-	if (pattern[13] != 'd')
-		return false;
-	for (i = 14; i < 22; i++)
-		if (!isxdigit((unsigned char)pattern[i]))
-			return false;
-	return true;
+	if (sscanf(modalias, "pci:v%8[0-9A-Fa-f]d%8[0-9A-Fa-f]sv%8[0-9A-Fa-f]sd%8[0-9A-Fa-f]%3s",
+		   v, d, sv, sd, rest) != 5 ||
+	    strlen(v) != 8 || strlen(d) != 8 || strlen(sv) != 8 ||
+	    strlen(sd) != 8 || strncmp(rest, "bc", 2))
+		return -EINVAL;
+	n = snprintf(key, len, "pci:v%sd%ssv%ssd%sbc*sc*i*", v, d, sv, sd);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
-bool vwc_alias_names_id(const char *pattern, const char *modalias)
+/* 1 if libkmod resolves @alias to @driver (module or built in), 0 if not */
+static int kmod_resolves(struct kmod_ctx *ctx, const char *alias,
+			 const char *driver)
 {
-	return alias_concrete(pattern) &&
-	       fnmatch(pattern, modalias, FNM_CASEFOLD) == 0;
+	struct kmod_list *l = NULL, *e;
+	int r, found = 0;
+
+	r = kmod_module_new_from_lookup(ctx, alias, &l);
+	if (r < 0)
+		return r;
+	kmod_list_foreach(e, l) {
+		struct kmod_module *m = kmod_module_get_module(e);
+
+		if (m && !strcmp(kmod_module_get_name(m), driver))
+			found = 1;
+		kmod_module_unref(m);
+	}
+	kmod_module_unref_list(l);
+	return found;
 }
 
 int vwc_driver_table_lists(const char *moddir, const char *driver,
 			   const char *modalias, char *src, size_t len)
 {
-	char path[512], line[1024], want[64];
-	bool known = false;
-	FILE *f;
-	int c;
+	struct kmod_ctx *ctx;
+	char key[96];
+	int r;
 
 	src[0] = '\0';
-	/* modules.alias: "alias <pattern> <module>" */
-	snprintf(path, sizeof(path), "%s/modules.alias", moddir);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char pat[512], mod[128];
-
-		if (sscanf(line, "alias %511s %127s", pat, mod) != 2 ||
-		    strcmp(mod, driver))
-			continue;
-		known = true;
-		if (vwc_alias_names_id(pat, modalias)) {
-			snprintf(src, len, "%s: %s", path, pat);
-			fclose(f);
-			return 1;
-		}
+	if (vwc_pci_id_key(modalias, key, sizeof(key)))
+		return -EINVAL;
+	ctx = kmod_ctx_new(moddir, NULL);
+	if (!ctx)
+		return -ENOMEM;
+	/* the indexes (modules.alias.bin, modules.builtin.alias.bin) */
+	kmod_load_resources(ctx);
+	r = kmod_resolves(ctx, key, driver);
+	if (r > 0) {
+		snprintf(src, len, "%s in %s's module index", key,
+			 kmod_get_dirname(ctx));
+	} else if (r == 0) {
+		r = kmod_resolves(ctx, modalias, driver);
+		if (r == 0)
+			r = -ENOENT;
+		else if (r > 0)
+			r = 0;
+		snprintf(src, len, "%s", kmod_get_dirname(ctx));
 	}
-	if (f) {
-		if (known)
-			snprintf(src, len, "%s", path);
-		fclose(f);
-	}
-	/* modules.builtin.modinfo: "<module>.<key>=<value>\0" records */
-	snprintf(path, sizeof(path), "%s/modules.builtin.modinfo", moddir);
-	snprintf(want, sizeof(want), "%s.alias=", driver);
-	f = fopen(path, "re");
-	while (f) {
-		size_t n = 0;
-
-		while ((c = getc(f)) != EOF && c != '\0')
-			if (n < sizeof(line) - 1)
-				line[n++] = (char)c;
-		line[n] = '\0';
-		if (!strncmp(line, want, strlen(want))) {
-			known = true;
-			if (vwc_alias_names_id(line + strlen(want), modalias)) {
-				snprintf(src, len, "%s: %s", path,
-					 line + strlen(want));
-				fclose(f);
-				return 1;
-			}
-		}
-		if (c == EOF)
-			break;
-	}
-	if (f) {
-		if (known && !src[0])
-			snprintf(src, len, "%s", path);
-		fclose(f);
-	}
-	return known ? 0 : -ENOENT;
+	kmod_unref(ctx);
+	return r;
 }
 
-bool vwc_mountinfo_uses(const char *line, const char *devt,
-			const char *devnode, char *where, size_t len)
+/* @fs mounts or swaps on the block device @devt (or its node @devnode) */
+static bool fs_uses(struct libmnt_fs *fs, dev_t devt, const char *devnode)
 {
-	char majmin[32], mnt[512], fstype[64], source[512];
-	const char *sep;
+	const char *src = mnt_fs_get_srcpath(fs);
+	struct stat st;
 
-	/* id parent maj:min root mountpoint ... - fstype source options */
-	if (sscanf(line, "%*s %*s %31s %*s %511s", majmin, mnt) != 2)
+	if (mnt_fs_get_devno(fs) == devt)
+		return true;
+	/* btrfs reports an anonymous device number: its source names it */
+	if (!src)
 		return false;
-	sep = strstr(line, " - ");
-	if (!sep || sscanf(sep + 3, "%63s %511s", fstype, source) != 2)
-		return false;
-	if (strcmp(majmin, devt) && strcmp(source, devnode))
-		return false;
-	snprintf(where, len, "%s (%s)", mnt, fstype);
-	return true;
+	if (!strcmp(src, devnode))
+		return true;
+	return mnt_fs_is_swaparea(fs) && !stat(src, &st) &&
+	       S_ISBLK(st.st_mode) && st.st_rdev == devt;
+}
+
+int vwc_blk_mounted(const char *mountinfo, const char *swaps, dev_t devt,
+		    const char *devnode, char *where, size_t len)
+{
+	struct libmnt_table *tb[2];
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	int i, r = 0;
+
+	where[0] = '\0';
+	tb[0] = mnt_new_table();
+	tb[1] = mnt_new_table();
+	if (!it || !tb[0] || !tb[1]) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* an unreadable table is an error, never "not mounted" */
+	r = mnt_table_parse_file(tb[0], mountinfo ? mountinfo :
+				 "/proc/self/mountinfo");
+	if (!r) {
+		r = mnt_table_parse_swaps(tb[1], swaps);
+		/* a kernel without swap support has no /proc/swaps */
+		if (r == -ENOENT && !swaps)
+			r = 0;
+	}
+	if (r) {
+		r = r < 0 ? r : -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < 2 && !r; i++) {
+		mnt_reset_iter(it, MNT_ITER_FORWARD);
+		while (!r && mnt_table_next_fs(tb[i], it, &fs) == 0) {
+			if (!fs_uses(fs, devt, devnode))
+				continue;
+			if (i == 0)
+				snprintf(where, len, "mounted on %s (%s)",
+					 mnt_fs_get_target(fs) ?: "?",
+					 mnt_fs_get_fstype(fs) ?: "?");
+			else
+				snprintf(where, len, "in use as swap");
+			r = 1;
+		}
+	}
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb[0]);
+	mnt_unref_table(tb[1]);
+	return r;
 }
 
 bool vwc_quirks_is_pci_addr(const char *s)
@@ -681,17 +811,12 @@ static int ctrl_kernel_quirks(const char *ctrl, char *buf, size_t len)
 	return ctrl[0] ? read_line(path, buf, len) : -ENOENT;
 }
 
+/* NVME_VWC_SYNC_MODULES_DIR (tests), or NULL: libkmod's, the running kernel's */
 static const char *modules_dir(void)
 {
-	static char dir[300];
 	const char *e = getenv("NVME_VWC_SYNC_MODULES_DIR");
-	struct utsname u;
 
-	if (e && *e)
-		return e;
-	if (!dir[0] && !uname(&u))
-		snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
-	return dir;
+	return e && *e ? e : NULL;
 }
 
 /*
@@ -702,7 +827,7 @@ static const char *modules_dir(void)
 static int want_value(const struct qdev *d, unsigned long *val,
 		      bool *already, char *why, size_t len)
 {
-	char kq[512], bad[64], src[600];
+	char kq[512], bad[64], src[256];
 	unsigned long mask;
 	int r;
 
@@ -722,8 +847,8 @@ static int want_value(const struct qdev *d, unsigned long *val,
 				   sizeof(src));
 	if (r < 0) {
 		snprintf(why, len,
-			 "this kernel does not show a controller's quirks (no quirks attribute) and %s/modules.alias or modules.builtin.modinfo do not list the nvme driver's table, so a dynamic ID could drop quirks the table gives %s",
-			 modules_dir(), d->ids);
+			 "this kernel does not show a controller's quirks (no quirks attribute) and the module index of %s (modules.alias.bin, modules.builtin.alias.bin, read with libkmod) does not show the nvme driver's table for %s, so a dynamic ID could drop quirks the table gives it",
+			 src[0] ? src : "this kernel", d->ids);
 		return r;
 	}
 	if (r > 0) {
@@ -837,11 +962,10 @@ static bool holder_of(const char *b, char *why, size_t len)
 static int blk_in_use(const char *b, char *why, size_t len, struct holds *h)
 {
 	char path[VWC_PATH_LEN], devt[32], devnode[VWC_NAME_LEN + 8];
-	char line[1024], where[600], comm[64];
+	char where[600], comm[64];
 	struct stat st;
 	unsigned int ma, mi;
-	FILE *f;
-	int fd, pid;
+	int fd, pid, r;
 
 	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", b);
 	if (read_line(path, devt, sizeof(devt)) ||
@@ -850,30 +974,16 @@ static int blk_in_use(const char *b, char *why, size_t len, struct holds *h)
 		return 1;
 	}
 	snprintf(devnode, sizeof(devnode), "/dev/%s", b);
-	f = fopen("/proc/self/mountinfo", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (vwc_mountinfo_uses(line, devt, devnode, where,
-				       sizeof(where))) {
-			snprintf(why, len, "%s is mounted on %s", b, where);
-			fclose(f);
-			return 1;
-		}
+	r = vwc_blk_mounted(NULL, NULL, makedev(ma, mi), devnode, where,
+			    sizeof(where));
+	if (r) {
+		if (r > 0)
+			snprintf(why, len, "%s is %s", b, where);
+		else
+			snprintf(why, len, "cannot check whether %s is mounted or swap (libmount: /proc/self/mountinfo, /proc/swaps): %s",
+				 b, strerror(-r));
+		return 1;
 	}
-	if (f)
-		fclose(f);
-	f = fopen("/proc/swaps", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char sw[512];
-
-		if (sscanf(line, "%511s", sw) == 1 && !stat(sw, &st) &&
-		    S_ISBLK(st.st_mode) && st.st_rdev == makedev(ma, mi)) {
-			snprintf(why, len, "%s is in use as swap", b);
-			fclose(f);
-			return 1;
-		}
-	}
-	if (f)
-		fclose(f);
 	if (holder_of(b, why, len))
 		return 1;
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
@@ -1577,21 +1687,28 @@ static int persist(const char *merged, const struct vwc_quirks_opts *qo)
 	if (!read_line(VWC_MODPROBE_FILE, cur, sizeof(cur)) &&
 	    !strncmp(cur, want, strlen(want) - 1)) {
 		out(qo, "  %s already up to date\n", VWC_MODPROBE_FILE);
-		return 0;
+	} else {
+		out(qo, "  write %s: options nvme quirks=%s%s\n",
+		    VWC_MODPROBE_FILE, merged, qo->dry_run ? " (dry run)" : "");
+		if (qo->dry_run)
+			return 0;
+		mkdir("/etc/modprobe.d", 0755);
+		f = fopen(VWC_MODPROBE_FILE ".tmp", "we");
+		if (!f || fputs(want, f) < 0 || fclose(f)) {
+			vwc_err("cannot write %s: %s", VWC_MODPROBE_FILE,
+				strerror(errno));
+			return -errno;
+		}
+		if (rename(VWC_MODPROBE_FILE ".tmp", VWC_MODPROBE_FILE) < 0)
+			return -errno;
+		out(qo, "  takes effect at the next boot or nvme module reload; 'nvme vwc audit' then shows it\n");
 	}
-	out(qo, "  write %s: options nvme quirks=%s%s\n", VWC_MODPROBE_FILE,
-	       merged, qo->dry_run ? " (dry run)" : "");
-	if (qo->dry_run)
-		return 0;
-	mkdir("/etc/modprobe.d", 0755);
-	f = fopen(VWC_MODPROBE_FILE ".tmp", "we");
-	if (!f || fputs(want, f) < 0 || fclose(f)) {
-		vwc_err("cannot write %s: %s", VWC_MODPROBE_FILE, strerror(errno));
-		return -errno;
+	/* what modprobe itself will pass: a later file or nvme.quirks= wins */
+	if (modprobe_quirks_now(cur, sizeof(cur)) || strcmp(cur, merged)) {
+		vwc_err("%s holds quirks=%s, but modprobe would pass nvme quirks=%s: a modprobe.d file sorting after it, or nvme.quirks= on the kernel command line, overrides it",
+			VWC_MODPROBE_FILE, merged, cur);
+		return -EIO;
 	}
-	if (rename(VWC_MODPROBE_FILE ".tmp", VWC_MODPROBE_FILE) < 0)
-		return -errno;
-	out(qo, "  takes effect at the next boot or nvme module reload; 'nvme vwc audit' then shows it\n");
 	return 0;
 }
 
@@ -1599,9 +1716,10 @@ int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo)
 {
 	char merged[1024] = "", base[1024];
 	bool any = false;
-	int i, ret = 0;
+	int i, ret = 0, admin_r;
 
-	admin_quirks(base, sizeof(base));
+	admin_r = vwc_modprobe_admin_quirks(NULL, VWC_MODPROBE_FILE, base,
+					    sizeof(base));
 	if (!qo->dry_run && qlock_take())
 		return -ETIMEDOUT;
 	for (i = 0; i < r->topo.nr_ctrls; i++) {
@@ -1651,6 +1769,11 @@ int vwc_quirks_apply(struct vwc_run *r, const struct vwc_quirks_opts *qo)
 		out(qo, "persistent: NVMe is built into this kernel, where 'nvme.quirks=%s' on the kernel command line is rejected at boot; the udev rule (and the initramfs hook) adds the dynamic ID again at every boot and hotplug\n",
 		    merged);
 		return ret;
+	}
+	if (admin_r < 0) {
+		vwc_err("cannot read modprobe's configuration for nvme (libkmod): %s; %s not written, so as not to drop the admin's quirks",
+			strerror(-admin_r), VWC_MODPROBE_FILE);
+		return -EIO;
 	}
 	if (persist(merged, qo))
 		ret = -EIO;

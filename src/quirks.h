@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct udev;
 struct vwc_config;
@@ -87,50 +88,94 @@ int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
 		    size_t len);
 
 /**
- * vwc_alias_names_id() - does a module alias name this PCI device's IDs (pure)
- * @pattern:	"pci:v00001B36d00000010sv*sd*bc*sc*i*" (modules.alias form)
- * @modalias:	the device's modalias ("pci:v00001B36d00000010sv...")
+ * vwc_pci_id_key() - the lookup key for a device's own entries in a
+ *		      driver's PCI table (pure)
+ * @modalias:	the device's modalias ("pci:v00001B36d00000010sv...sd...bc01sc08i02")
+ * @key:	on return, "pci:v00001B36d00000010sv00001AF4sd00001100bc*sc*i*"
+ * @len:	size of @key
  *
- * Only entries with a concrete vendor and device count: the class-wide
- * entry every NVMe controller matches ("pci:v*d*sv*sd*bc01sc08i02*") does
- * not say the driver's table has quirks for the device.
+ * The class fields become wildcards: libkmod matches each alias pattern of
+ * the index against the key with fnmatch(), so a class-wide entry such as
+ * nvme's "pci:v*d*sv*sd*bc01sc08i02*" does not match it (the key has no
+ * "bc01"), while entries naming the vendor and device (any or the same
+ * subsystem IDs) do. Every vendor entry of nvme's table leaves the class
+ * open (PCI_DEVICE()).
  *
- * Return: true if @pattern names a vendor and device and matches.
+ * Return: 0, -EINVAL for anything but a PCI modalias, -ENOSPC.
  */
-bool vwc_alias_names_id(const char *pattern, const char *modalias);
+int vwc_pci_id_key(const char *modalias, char *key, size_t len);
 
 /**
  * vwc_driver_table_lists() - is a PCI device in a driver's own ID table
- * @moddir:	/lib/modules/<release> (or NVME_VWC_SYNC_MODULES_DIR)
+ * @moddir:	a module directory (NVME_VWC_SYNC_MODULES_DIR), or NULL for
+ *		the running kernel's (/lib/modules/<release>, as modprobe)
  * @driver:	module name, "nvme"
  * @modalias:	the device's modalias
- * @src:	on return, the file that answered
+ * @src:	on return, the key and the directory that answered
  * @len:	size of @src
  *
- * Reads modules.alias (a module) and modules.builtin.modinfo (built in;
- * Debian's 6.1 and 6.12 list no device-table aliases of nvme there).
+ * Asks libkmod (kmod_module_new_from_lookup(), the lookup modprobe makes),
+ * which reads depmod's indexes: modules.alias.bin for a module,
+ * modules.builtin.alias.bin for a built-in driver. Debian's 6.1 and 6.12
+ * cloud kernels list no device-table aliases of the built-in nvme there.
  *
- * Return: 1 listed by vendor and device, 0 not listed, -ENOENT when no
- * file lists any alias of @driver (the table cannot be known).
+ * Return: 1 listed by vendor and device (vwc_pci_id_key()), 0 the driver
+ * takes the device only through a wider entry, -ENOENT when the index does
+ * not resolve the device to @driver at all (the table cannot be known),
+ * -EINVAL for a modalias that is not PCI, -ENOMEM.
  */
 int vwc_driver_table_lists(const char *moddir, const char *driver,
 			   const char *modalias, char *src, size_t len);
 
 /**
- * vwc_mountinfo_uses() - does one /proc/self/mountinfo line mount a device
- * @line:	the line
- * @devt:	"259:1" (the dev file of the block device)
+ * vwc_options_quirks() - the last quirks= of one module options string
+ *			  (pure)
+ * @opts:	"quirks=8086:5845:bogus_nid io_queue_depth=4", as libkmod
+ *		gives an "options" entry; double quotes group blanks
+ * @out:	on return, the value (quotes removed), if found
+ * @len:	size of @out
+ *
+ * Return: 1 found, 0 none (@out untouched), -ENOSPC.
+ */
+int vwc_options_quirks(const char *opts, char *out, size_t len);
+
+/**
+ * vwc_modprobe_admin_quirks() - the admin's nvme quirks= without ours
+ * @paths:	modprobe.d directories (or files) in priority order, NULL for
+ *		modprobe's own (libkmod's defaults: /etc, /run,
+ *		/usr/local/lib and /lib modprobe.d; /usr/lib through /lib)
+ * @ours:	our file (VWC_MODPROBE_FILE)
+ * @out:	on return, the value modprobe would pass without @ours, or ""
+ * @len:	size of @out
+ *
+ * All of modprobe's "options nvme" entries, from libkmod, in modprobe's
+ * order (files by name across directories, then nvme.* of the kernel
+ * command line), minus one exact copy of each entry of @ours (read alone
+ * by libkmod); the last quirks= of the rest wins, as in the kernel.
+ *
+ * Return: 0 (@out may be ""), or a negative errno (libkmod failed).
+ */
+int vwc_modprobe_admin_quirks(const char *const *paths, const char *ours,
+			      char *out, size_t len);
+
+/**
+ * vwc_blk_mounted() - is a block device mounted or a swap area (libmount)
+ * @mountinfo:	a mountinfo file, NULL for /proc/self/mountinfo
+ * @swaps:	a swaps file, NULL for /proc/swaps
+ * @devt:	the block device's number
  * @devnode:	"/dev/nvme0n1p1"
- * @where:	on a match, "/mnt (ext4)"
+ * @where:	on a match, "mounted on /mnt (ext4)" or "in use as swap"
  * @len:	size of @where
  *
- * Matches on major:minor, and on the mount source for file systems that
- * report an anonymous device number (btrfs).
+ * Both tables are parsed by libmount (util-linux): a mount matches on its
+ * device number, or on its source for file systems that report an
+ * anonymous device number (btrfs); a swap area on its node's device number.
  *
- * Return: true on a match.
+ * Return: 1 in use (@where), 0 not, or a negative errno when a table cannot
+ * be read (callers treat that as in use).
  */
-bool vwc_mountinfo_uses(const char *line, const char *devt,
-			const char *devnode, char *where, size_t len);
+int vwc_blk_mounted(const char *mountinfo, const char *swaps, dev_t devt,
+		    const char *devnode, char *where, size_t len);
 
 /**
  * struct vwc_quirks_opts - how quirks runs
