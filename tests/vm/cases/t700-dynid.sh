@@ -42,6 +42,11 @@ kq() { tr '\n' , <"/sys/class/nvme/$1/quirks" 2>/dev/null || echo "(no quirks at
 wz() { cat "/sys/block/$1/queue/write_zeroes_max_bytes"; }
 info "kernel $(uname -r): listed $lst ($addr, $ns) wz=$(wz "$ns") quirks=$(kq "$lst"); unlisted $unl ($uns) wz=$(wz "$uns") quirks=$(kq "$unl")"
 wz0=$(wz "$ns")
+# the kernel's module overlay (tests/vm/kernels.sh) must leave the image's
+# /lib -> usr/lib link, and udev's rules behind it, in place
+[ -L /lib ] && [ -e /lib/udev/rules.d/50-udev-default.rules ] &&
+	pass "image: /lib is still the link to usr/lib, udev rules behind it ($(ls /lib/udev/rules.d | wc -l))" ||
+	fail "image: /lib" "$(ls -ld /lib; ls /lib/udev/rules.d 2>&1 | head -n 3)"
 [ "$wz0" != 0 ] && pass "before: Write Zeroes enabled on the listed drive ($wz0)" || fail "before: Write Zeroes enabled" "$wz0"
 
 mkdir -p /etc/udev/hwdb.d
