@@ -74,10 +74,13 @@ plugin_checks() {
 	# As if built from an older nvme-cli than the installed one.
 	mm=/tmp/vwc-mismatch
 	rm -rf "$mm"
-	dpkg-deb -R "$deb" "$mm/root"
-	sed -i "s/nvme-cli (= [^)]*)/nvme-cli (= $cliv~older)/" "$mm/root/DEBIAN/control"
-	dpkg-deb -b "$mm/root" "$mm/nvme-cli-vwc_${v}_mismatch.deb" >/dev/null
-	info "nvme-cli-vwc: mismatch test: Depends $(dpkg-deb -f "$mm/nvme-cli-vwc_${v}_mismatch.deb" Depends)"
+	mkdir -p "$mm"
+	dpkg-deb -R "$deb" "$mm/root" &&
+		sed -i "s/nvme-cli (= [^)]*)/nvme-cli (= $cliv~older)/" "$mm/root/DEBIAN/control" &&
+		dpkg-deb -b "$mm/root" "$mm/nvme-cli-vwc_${v}_mismatch.deb" >/dev/null
+	check_eq "nvme-cli-vwc: the same .deb repacked with nvme-cli (= $cliv~older)" \
+		"$(dpkg-deb -f "$mm/nvme-cli-vwc_${v}_mismatch.deb" Package Version 2>&1 | tr '\n' ' ')$(dpkg-deb -f "$mm/nvme-cli-vwc_${v}_mismatch.deb" Depends 2>&1 | grep -o 'nvme-cli (= [^)]*)')" \
+		"Package: nvme-cli-vwc Version: $v nvme-cli (= $cliv~older)"
 	f=$(pl_out apt-mismatch apt-get install -y "$mm/nvme-cli-vwc_${v}_mismatch.deb")
 	check "nvme-cli-vwc: apt refuses it with nvme-cli (= $cliv~older) in Depends" \
 		sh -c "! grep -qx 'rc=0' '$f' && grep -q 'Depends: nvme-cli (= $cliv~older)' '$f'"
