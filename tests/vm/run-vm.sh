@@ -178,7 +178,7 @@ fi
 sock="$work/monitor.sock"
 qemu_cmd=(qemu-system-x86_64 -accel "$ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
 	-nographic -no-reboot -nic none -kernel "$kdir/vmlinuz" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 quiet vwc.test=$name${append}"
+	-append "console=ttyS0 panic=-1 no_timer_check quiet vwc.test=$name${append}"
 	-serial "file:$log" -monitor "unix:$sock,server=on,wait=off" "${args[@]}")
 
 # watch_log: act on VWC-HOST lines; with -f print the guest's own lines.
