@@ -141,7 +141,7 @@ within sanitize 10 && suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize
 step "valgrind (memcheck on the sidecar over 1000 Set Features, VM 7.2)"
 within valgrind 8 && suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
 
-step "coverage (src/ lines: unit tests + 8 VM cases on 7.2, t700 on 7.2-generic, t700-dynid on 6.1, see tests/coverage/run.sh)"
+step "coverage (src/ lines: unit tests + 6 VM cases on 7.2, t700 on 7.2-generic, t700-dynid on 6.1, see tests/coverage/run.sh)"
 within coverage 15 && suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
 
 echo
