@@ -137,7 +137,13 @@ int vwc_quirks_merge(const char *current, const char *id, const char *quirk,
 	return 0;
 }
 
-/* libkmod's own messages (a missing index, a bad line) at our debug level */
+/*
+ * libkmod's messages after kmod_new() (index lookups) at our debug level.
+ * Bad modprobe.d lines are reported while kmod_new() parses the
+ * configuration, before a log function can be set: libkmod prints those
+ * itself on stderr ("libkmod: ERROR ... ignoring bad line"), as modprobe
+ * does, and skips the line, as modprobe does.
+ */
 static void kmod_log_fn(void *data, int prio, const char *file, int line,
 			const char *fn, const char *fmt, va_list args)
 {

@@ -170,6 +170,18 @@ int main(void)
 	conf(cdirs[1], "90-copy.conf", "options nvme-core x=1\noptions nvme quirks=abcd:0001:no_apst\n");
 	ok(!vwc_modprobe_admin_quirks(paths, ours, val, sizeof(val)) &&
 	   !strcmp(val, "abcd:0001:no_apst"), "other modules' options ignored");
+	/*
+	 * what modprobe ignores (libkmod says so on stderr), the rest
+	 * still read
+	 */
+	conf(cdirs[2], "30-broken.conf",
+	     "options\nfrobnicate nvme\noptions nvme quirks=dead:beef:no_apst\n");
+	ok(!vwc_modprobe_admin_quirks(paths, ours, val, sizeof(val)) &&
+	   !strcmp(val, "abcd:0001:no_apst"), "malformed lines skipped, as modprobe does");
+	conf(cdirs[1], "90-copy.conf", "options nvme-core x=1\n");
+	ok(!vwc_modprobe_admin_quirks(paths, ours, val, sizeof(val)),
+	   "the broken file's good line");
+	is_str(val, "dead:beef:no_apst", "read after its bad lines");
 	snprintf(path, sizeof(path), "rm -rf %s/etc %s/run %s/usr", dir, dir, dir);
 	ok(!system(path), "cleanup");
 	rmdir(dir);
