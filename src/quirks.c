@@ -1685,6 +1685,7 @@ static int persist(const char *merged, const struct vwc_quirks_opts *qo)
 {
 	char cur[1200], want[1200];
 	FILE *f;
+	int e;
 
 	snprintf(want, sizeof(want),
 		 "# Written by nvme-vwc-sync: NVMe quirks from its hwdb quirk database,\n"
@@ -1700,13 +1701,18 @@ static int persist(const char *merged, const struct vwc_quirks_opts *qo)
 			return 0;
 		mkdir("/etc/modprobe.d", 0755);
 		f = fopen(VWC_MODPROBE_FILE ".tmp", "we");
-		if (!f || fputs(want, f) < 0 || fclose(f)) {
+		e = !f ? errno : fputs(want, f) < 0 ? errno : 0;
+		if (f && fclose(f) && !e)
+			e = errno;
+		if (!e && rename(VWC_MODPROBE_FILE ".tmp", VWC_MODPROBE_FILE))
+			e = errno;
+		if (e) {
+			/* the old file, if any, is left as it was */
+			unlink(VWC_MODPROBE_FILE ".tmp");
 			vwc_err("cannot write %s: %s", VWC_MODPROBE_FILE,
-				strerror(errno));
-			return -errno;
+				strerror(e));
+			return -e;
 		}
-		if (rename(VWC_MODPROBE_FILE ".tmp", VWC_MODPROBE_FILE) < 0)
-			return -errno;
 		out(qo, "  takes effect at the next boot or nvme module reload; 'nvme vwc audit' then shows it\n");
 	}
 	/* what modprobe itself will pass: a later file or nvme.quirks= wins */
