@@ -37,10 +37,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -784,6 +787,38 @@ static double run_timers(struct watch *w, double t)
 	return due;
 }
 
+/*
+ * sd_notify(3)'s protocol, which systemd documents as stable for programs
+ * that do not link libsystemd: one datagram to $NOTIFY_SOCKET, a path or
+ * ('@') an abstract name. Nothing to do when not started by systemd.
+ */
+static void notify_systemd(const char *state)
+{
+	const char *e = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	size_t n;
+	int fd;
+
+	if (!e || (e[0] != '/' && e[0] != '@'))
+		return;
+	n = strlen(e);
+	if (n >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, e, n);
+	if (e[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = offsetof(struct sockaddr_un, sun_path) + n;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa, len) < 0)
+		vwc_notice("watch: cannot notify systemd (%s): %s", e,
+			   strerror(errno));
+	close(fd);
+}
+
 static void watch_free(struct watch *w)
 {
 	while (w->nr_ctrl)
@@ -896,6 +931,11 @@ int cmd_watch(int argc, char **argv)
 		   w.kw ? ", Set Features seen on the nvme tracepoints" : "",
 		   period);
 	next_net = now_s() + period;
+	/*
+	 * Type=notify: the service is started, and multi-user.target can be
+	 * reached, only once every namespace present has its mode.
+	 */
+	notify_systemd("READY=1\nSTATUS=first pass done: watching");
 
 	for (;;) {
 		double t = now_s(), due;
@@ -915,6 +955,7 @@ int cmd_watch(int argc, char **argv)
 					   si.ssi_signo, w.events,
 					   w.kernel_events, w.evaluations,
 					   vwc_lock_longest_ms());
+				notify_systemd("STOPPING=1");
 				ret = VWC_EXIT_OK;
 				break;
 			}
