@@ -68,6 +68,27 @@ fi
 root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
 [ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
+# in_chroot DIR CMD...: scripts/chroot.sh --run, with a guarded mount point.
+# After a run, chroot.sh deletes the mount point it made with find -empty
+# -delete from the host's mount namespace, where the mount points of other
+# runs in the same chroot look empty too; deleting one detaches that run's
+# bind mount ("getcwd() failed", seen with two builds at once). Here the
+# mount point is made beforehand holding a file, so no run deletes it, and
+# it is removed afterwards (rmdir, only what is left empty).
+in_chroot() {
+	local dir keep d rc=0
+	dir=$(cd "$1" && pwd -P)
+	shift
+	keep=$root$dir/.build-debs-mount-point.$$
+	mkdir -p "$root$dir"
+	: >"$keep"
+	bash scripts/chroot.sh --run "$suite" "$dir" -- "$@" || rc=$?
+	rm -f "$keep"
+	d=$dir
+	while [ "$d" != / ] && rmdir "$root$d" 2>/dev/null; do d=$(dirname "$d"); done
+	return "$rc"
+}
+
 t0=$SECONDS
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
@@ -101,10 +122,10 @@ if [ -n "$plugin" ]; then
 	fetch=$CACHE_DIR/debs-src/$suite
 	mkdir -p "$fetch"
 	cp scripts/fetch-nvme-cli.sh "$fetch/fetch-nvme-cli.sh"
-	inst=$(bash scripts/chroot.sh --run "$suite" "$fetch" -- \
+	inst=$(in_chroot "$fetch" \
 		dpkg-query -W -f='${source:Version}' nvme-cli) ||
 		die "$suite: no nvme-cli in the chroot"
-	tree=$(bash scripts/chroot.sh --run "$suite" "$fetch" -- env VWC_CACHE_DIR="$fetch" \
+	tree=$(in_chroot "$fetch" env VWC_CACHE_DIR="$fetch" \
 		bash "$fetch/fetch-nvme-cli.sh" 2>"$out/fetch-nvme-cli.log") ||
 		{ tail -n 5 "$out/fetch-nvme-cli.log" >&2; die "$suite: fetch-nvme-cli.sh failed ($out/fetch-nvme-cli.log)"; }
 	got=$(cat "$tree/.vwc-fetched" 2>/dev/null || true)
@@ -114,9 +135,9 @@ if [ -n "$plugin" ]; then
 	cp -a "$tree" "$src/nvme-cli"
 fi
 
-log "$suite: dpkg-buildpackage${profile:+ (profile $profile)} in $root"
+log "$suite: dpkg-buildpackage${profile[*]:+ (profile ${profile[*]})} in $root"
 rc=0
-bash scripts/chroot.sh --run "$suite" "$work" -- /bin/sh -c '
+in_chroot "$work" /bin/sh -c '
 	set -e
 	cd nvme-vwc-sync-*
 	dpkg-checkbuilddeps ${1:+-P "$1"}
@@ -130,7 +151,7 @@ rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 mv "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
 rm -rf "$work"
 
-bash scripts/chroot.sh --run "$suite" "$out" -- /bin/sh -c \
+in_chroot "$out" /bin/sh -c \
 	'lintian --info --display-info --pedantic ./*.changes 2>&1 | grep -v "^running with root privileges"' \
 	>"$out/lintian.txt" 2>&1 || true
 errors=$(grep -c '^E: ' "$out/lintian.txt" || true)
