@@ -65,7 +65,10 @@ suite_sources() {
 run_in() {
 	local suite=$1 dir=$2
 	shift 2
-	local root=$CACHE/chroots/$suite
+	local root=$CACHE/chroots/$suite lk
+	# Shared with other runs, exclusive against make_chroot remaking it.
+	exec {lk}>"$CACHE/chroots/$suite.lock"
+	flock -s "$lk"
 	[ -x "$root/bin/sh" ] || die "no chroot for $suite: run 'chroot.sh $suite' first"
 	[ -d "$dir" ] || die "$dir: not a directory"
 	dir=$(cd "$dir" && pwd -P)
@@ -90,10 +93,13 @@ run_in() {
 			DEBIAN_FRONTEND=noninteractive TERM="${TERM:-dumb}" \
 			/bin/sh -c "cd \"\$0\" && exec \"\$@\"" "$dir" "$@"
 	' chroot-run "$root" "$dir" "$@" || rc=$?
-	# Leave no mount point behind in the cached chroot (only what was made).
-	if [ -n "$made" ]; then
+	# Leave no mount point behind in the cached chroot (only what was made),
+	# but only when no other run is inside: from here their mount points
+	# look empty, and removing one detaches their bind mount.
+	if [ -n "$made" ] && flock -n -x "$lk"; then
 		find "$root$made" -depth -type d -empty -delete 2>/dev/null || true
 	fi
+	exec {lk}>&-
 	return "$rc"
 }
 
