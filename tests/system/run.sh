@@ -13,7 +13,11 @@
 # the initramfs) with the root file system on an NVMe drive whose cache is
 # off (serial VWCROOT), beside the same two drives, and runs the boot,
 # service, remove and purge checks (hot-add, SMART, restarts and upgrade
-# are proven by the plain suite).
+# are proven by the plain suite), and root on a drive the quirk database
+# lists (Write Zeroes disabled from the initramfs, undone on removal): three
+# boots, the second and third from the initramfs the guest's
+# update-initramfs made (the package's trigger), read back from the test
+# disk.
 #
 # For each suite: scripts/build-debs.sh builds the package (and the same
 # tree as the next version, 0.1.0+up1, for the upgrade check) in a clean
@@ -26,7 +30,8 @@
 #
 # Environment: VWC_SYSTEM_OUT (logs; default build/system in the
 # repository), VWC_DEBS_FROM=head (build the packages from the last commit,
-# see build-debs.sh --head), VWC_SYSTEM_TIMEOUT (seconds per boot, 900),
+# see build-debs.sh --head), VWC_DEBS_OPTS (more options for build-debs.sh,
+# e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 900),
 # VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
 # VWC_CACHE_DIR.
 # Last line: "system: N passed, N failed[, N skipped]".
@@ -60,6 +65,8 @@ fi
 mkdir -p "$OUT"
 from=()
 [ "${VWC_DEBS_FROM:-}" != head ] || from=(--head)
+# shellcheck disable=SC2206 # word splitting intended
+from+=(${VWC_DEBS_OPTS:-})
 
 declare -A built built_up
 # run_suite RELEASE [nvmeroot]: build, image, boot; adds to the counts.
@@ -114,7 +121,8 @@ run_suite() {
 		cp "$debs2"/nvme-vwc-sync_*.deb "$work/vwc/debs/v2/"
 	fi
 	img=$work/vwctest.img
-	truncate -s 64M "$img"
+	# nvmeroot: room for the guest's initramfs (36 MB on trixie)
+	if [ "$variant" = nvmeroot ]; then truncate -s 160M "$img"; else truncate -s 64M "$img"; fi
 	mke2fs -q -t ext4 -L VWCTEST -d "$work/vwc" "$img"
 	qemu-img create -q -f qcow2 -b "$dir/root.raw" -F raw "$work/root.qcow2"
 	for f in nv0 nv1 spare0; do truncate -s 64M "$work/$f.img"; done
@@ -131,7 +139,7 @@ run_suite() {
 	: >"$log.monitor"
 	local qemu=(qemu-system-x86_64 -accel tcg,thread=single -machine q35 -cpu max,-cx16
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
-		-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img"
+		-kernel "$dir/vmlinuz"
 		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 systemd.show_status=error"
 		-monitor "unix:$sock,server=on,wait=off"
 		"${rootdisk[@]}"
@@ -148,15 +156,25 @@ run_suite() {
 	# gave RCU stalls and soft lockups in the next boot's initramfs, twice
 	# in six reboots here). A boot that never reaches the test runner
 	# (same stalls, rarer on a cold boot) is retried once.
+	# The first boot runs the image's initramfs; a later one the guest's
+	# own if it left one on the test disk (/boot/initrd-for-boot-N.img).
 	status=ok rc=0
-	local boot attempt blog bt
+	local boot attempt blog bt initrd=$dir/initrd.img
 	t0=$(now)
-	for boot in 1 2; do
+	for boot in 1 2 3; do
+		if [ "$boot" -gt 1 ]; then
+			rm -f "$work/initrd-$boot.img"
+			debugfs -R "dump /boot/initrd-for-boot-$boot.img $work/initrd-$boot.img" "$img" >/dev/null 2>&1
+			if [ -s "$work/initrd-$boot.img" ]; then
+				initrd=$work/initrd-$boot.img
+				log "$name: boot $boot runs the guest's initramfs ($(stat -c %s "$initrd") bytes)"
+			fi
+		fi
 		for attempt in 1 2; do
 			blog=$work/serial-$boot.$attempt.log
 			: >"$blog"
 			bt=$(now)
-			"${qemu[@]}" -serial "file:$blog" </dev/null >>"$work/qemu.log" 2>&1 &
+			"${qemu[@]}" -initrd "$initrd" -serial "file:$blog" </dev/null >>"$work/qemu.log" 2>&1 &
 			qpid=$!
 			trap 'kill "$qpid" 2>/dev/null' EXIT
 			# The guest's VWC-HOST lines go to the monitor, in order.
@@ -202,7 +220,7 @@ run_suite() {
 		done
 		[ "$status" = ok ] || break
 		grep -aq 'VWC-TEST: DONE' "$log" && break
-		grep -aq 'VWC-INFO: .*powering off for boot 2' "$log" || { status=stopped; break; }
+		grep -aq "VWC-INFO: .*powering off for boot $((boot + 1))" "$log" || { status=stopped; break; }
 	done
 	local total
 	total=$(elapsed "$t0")
@@ -220,10 +238,11 @@ run_suite() {
 		broken "$name" "the guest did not finish (status $status, QEMU exit $rc, $total s; $log)"
 		grep -av '^\s*$' "$log" | tail -n 15 | sed 's/^/system:   | /' >&2
 	fi
-	local b1 b2
+	local b1 b2 b3
 	b1=$(grep -a -m1 'boot 1: multi-user.target after' "$log" | sed 's/.*after \([0-9]*\) ms.*/\1/')
 	b2=$(grep -a -m1 'boot 2: multi-user.target after' "$log" | sed 's/.*after \([0-9]*\) ms.*/\1/')
-	log "$name: QEMU ran $total s in all (two boots, power cycle between); multi-user.target reached ${b1:-?} ms and ${b2:-?} ms after kernel start; logs in $work"
+	b3=$(grep -a -m1 'boot 3: multi-user.target after' "$log" | sed 's/.*after \([0-9]*\) ms.*/\1/')
+	log "$name: QEMU ran $total s in all ($boot boots, power cycles between); multi-user.target reached ${b1:-?} ms, ${b2:-?} ms${b3:+, $b3 ms} after kernel start; logs in $work"
 }
 
 t_all=$(now)
