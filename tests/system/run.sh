@@ -112,13 +112,13 @@ run_suite() {
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out"
-	cp tests/system/guest/test.sh "$work/vwc/test.sh"
+	cp tests/system/guest/test.sh tests/system/guest/plugin.sh "$work/vwc/"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
-	cp "$debs"/nvme-vwc-sync_*.deb "$work/vwc/debs/v1/"
+	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null
 	if [ -d "$debs2" ] && [ -z "$variant" ]; then
 		mkdir -p "$work/vwc/debs/v2"
-		cp "$debs2"/nvme-vwc-sync_*.deb "$work/vwc/debs/v2/"
+		cp "$debs2"/nvme-vwc-sync_*.deb "$debs2"/nvme-cli-vwc_*.deb "$work/vwc/debs/v2/" 2>/dev/null
 	fi
 	img=$work/vwctest.img
 	# nvmeroot: room for the guest's initramfs (36 MB on trixie)

@@ -443,6 +443,7 @@ else
 fi
 fi # MODE=full
 
+[ ! -f /vwc/plugin.sh ] || . /vwc/plugin.sh # nvme-cli-vwc: nvme vwc-sync over the distribution's nvme
 
 # --- remove: every namespace back to the kernel's choice ------------------------
 rm -f /etc/udev/rules.d/70-nvme-vwc-sync-off.rules
