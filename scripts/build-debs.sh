@@ -51,7 +51,7 @@ out=${2:-$REPO/build-debs/$suite}
 
 # What debian/control's Build-Depends resolve to in each suite (checked in
 # the chroot by dpkg-checkbuilddeps), plus lintian.
-deps=(libnvme-dev libssl-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev asciidoctor udev lintian)
+deps=(libnvme-dev libssl-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev asciidoctor udev kmod lintian)
 case $suite in
 bookworm) deps+=(systemd pkg-config) ;;
 *) deps+=(systemd-dev pkgconf) ;;
@@ -69,12 +69,10 @@ root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
 [ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
 # in_chroot DIR CMD...: scripts/chroot.sh --run, with a guarded mount point.
-# After a run, chroot.sh deletes the mount point it made with find -empty
-# -delete from the host's mount namespace, where the mount points of other
-# runs in the same chroot look empty too; deleting one detaches that run's
-# bind mount ("getcwd() failed", seen with two builds at once). Here the
-# mount point is made beforehand holding a file, so no run deletes it, and
-# it is removed afterwards (rmdir, only what is left empty).
+# chroot.sh removes a mount point it made only when no other run is inside
+# the chroot (its lock); the mount point is also made here beforehand,
+# holding a file, so that it outlives any cleanup while this run uses it,
+# and removed afterwards (rmdir, only what is left empty).
 in_chroot() {
 	local dir keep d rc=0
 	dir=$(cd "$1" && pwd -P)

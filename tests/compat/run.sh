@@ -54,7 +54,7 @@ KERNEL=${VWC_COMPAT_KERNEL:-7.2}
 # a chroot when a caller asks for a package it lacks, so on a fresh machine
 # the two callers asking for the same set make each chroot once.
 CHROOT_PKGS=(libnvme-dev libjson-c-dev libssl-dev libdbus-1-dev libkeyutils-dev
-	zlib1g-dev libudev-dev libkmod-dev libmount-dev nvme-cli patch udev
+	zlib1g-dev libudev-dev libkmod-dev libmount-dev nvme-cli patch udev kmod
 	asciidoctor lintian systemd-dev pkgconf)
 
 rows=("$@")
