@@ -69,4 +69,18 @@ check_eq "sidecar: clean exit after add and remove" "$rc" 0
 set_wc "$(ns_of "$off")" "write back"
 udevadm trigger --action=change "/sys/class/nvme/$off" && udevadm settle --timeout=10
 check_eq "controller change event: write through again" "$(wc "$(ns_of "$off")")" "write through"
+
+# what restore handed back stays with the kernel's choice under udev's runs
+# (--keep-restored in the rules) until an explicit sync takes it back
+offns=$(ns_of "$off")
+nvme-vwc-sync restore --all >/dev/null 2>&1
+check_eq "restore: WCE-off drive back to write back" "$(wc "$offns")" "write back"
+udevadm trigger --action=change "/sys/class/nvme/$off" && udevadm trigger --action=add "/sys/block/$offns" &&
+	udevadm settle --timeout=10
+check_eq "after restore: udev's change and add runs leave it write back" "$(wc "$offns")" "write back"
+nvme-vwc-sync sync --quiet "$off"
+check_eq "explicit sync after restore: write through" "$(wc "$offns")" "write through"
+set_wc "$offns" "write back"
+udevadm trigger --action=change "/sys/class/nvme/$off" && udevadm settle --timeout=10
+check_eq "after that sync: udev's runs apply write through again" "$(wc "$offns")" "write through"
 finish
