@@ -68,23 +68,13 @@ fi
 root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
 [ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
-# in_chroot DIR CMD...: scripts/chroot.sh --run, with a guarded mount point.
-# chroot.sh removes a mount point it made only when no other run is inside
-# the chroot (its lock); the mount point is also made here beforehand,
-# holding a file, so that it outlives any cleanup while this run uses it,
-# and removed afterwards (rmdir, only what is left empty).
+# in_chroot DIR CMD...: scripts/chroot.sh --run (it makes the mount point
+# and removes what it made when no other run is inside the chroot).
 in_chroot() {
-	local dir keep d rc=0
+	local dir
 	dir=$(cd "$1" && pwd -P)
 	shift
-	keep=$root$dir/.build-debs-mount-point.$$
-	mkdir -p "$root$dir"
-	: >"$keep"
-	bash scripts/chroot.sh --run "$suite" "$dir" -- "$@" || rc=$?
-	rm -f "$keep"
-	d=$dir
-	while [ "$d" != / ] && rmdir "$root$d" 2>/dev/null; do d=$(dirname "$d"); done
-	return "$rc"
+	bash scripts/chroot.sh --run "$suite" "$dir" -- "$@"
 }
 
 t0=$SECONDS

@@ -70,6 +70,9 @@ run_in() {
 	exec {lk}>"$CACHE/chroots/$suite.lock"
 	flock -s "$lk"
 	[ -x "$root/bin/sh" ] || die "no chroot for $suite: run 'chroot.sh $suite' first"
+	# An older build-debs.sh removed empty parents of its mount point up to
+	# the chroot's /tmp: put it back in a cached chroot.
+	[ -d "$root/tmp" ] || install -d -m 1777 "$root/tmp"
 	[ -d "$dir" ] || die "$dir: not a directory"
 	dir=$(cd "$dir" && pwd -P)
 	[ "$dir" != / ] || die "refusing to bind-mount /"

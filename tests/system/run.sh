@@ -87,11 +87,11 @@ run_suite() {
 		return
 	fi
 	built[$suite]=1
-	# The next version, for the upgrade check of the plain suite only
-	# (nvme-vwc-sync alone: nvme-cli-vwc is gone by then, see plugin.sh).
+	# The next version, for the upgrade check of the plain suite only;
+	# plugin.sh then checks the nvme-cli-vwc of that version.
 	if [ -z "$variant" ] && [ -z "${built_up[$suite]:-}" ]; then
 		built_up[$suite]=1
-		if ! bash scripts/build-debs.sh "${from[@]}" --no-plugin --version 0.1.0+up1 "$suite" "$debs2" \
+		if ! bash scripts/build-debs.sh "${from[@]}" --version 0.1.0+up1 "$suite" "$debs2" \
 			>"$work/build-debs-up.log" 2>&1; then
 			log "$suite: the next version did not build; the upgrade check is skipped"
 			rm -rf "$debs2"

@@ -23,8 +23,10 @@
 # runs from the initramfs rebuilt on removal (Write Zeroes back), then purges.
 # The stand-in: Debian 13's 6.12 nvme table lists QEMU's 1b36:0010 (the real
 # path refuses, checked in boot 1); a T700 is absent from it. An init-top
-# script and a hook point the initramfs's table lookup at a modules.alias
-# without QEMU's ID (NVME_VWC_SYNC_MODULES_DIR), as it would be for a T700.
+# script and a hook point the initramfs's table lookup at a module index
+# (NVME_VWC_SYNC_MODULES_DIR; depmod's .bin files, which libkmod reads) whose
+# nvme has only the class-wide NVMe alias and so no entry for QEMU's ID, as
+# it would be for a T700.
 # Output protocol on the serial console, one line each:
 #   VWC-TEST: PASS|FAIL|SKIP <suite>: <name>[: <detail>]
 #   VWC-INFO: <text>    VWC-HOST: <QEMU monitor command>    VWC-TEST: DONE
@@ -166,8 +168,16 @@ if [ "$phase" = 1 ]; then
 		mkdir -p /etc/initramfs-tools/scripts/init-top /etc/initramfs-tools/hooks
 		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\necho "export NVME_VWC_SYNC_MODULES_DIR=/vwc-t700" >>/conf/param.conf\n' \
 			>/etc/initramfs-tools/scripts/init-top/vwc-t700
-		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\nmkdir -p "$DESTDIR/vwc-t700"\necho "alias pci:v*d*sv*sd*bc01sc08i02* nvme" >"$DESTDIR/vwc-t700/modules.alias"\n' \
-			>/etc/initramfs-tools/hooks/vwc-t700
+		# depmod builds the index from a built-in nvme with one alias
+		t7=/root/vwc-t700/lib/modules/$(uname -r)
+		mkdir -p "$t7"
+		echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"
+		: >"$t7/modules.order"
+		printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
+		depmod -b /root/vwc-t700 "$(uname -r)"
+		check "T700 stand-in: depmod made its alias index" test -s "$t7/modules.builtin.alias.bin"
+		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\nmkdir -p "$DESTDIR/vwc-t700"\ncp %s/modules.* "$DESTDIR/vwc-t700/"\n' \
+			"$t7" >/etc/initramfs-tools/hooks/vwc-t700
 		chmod 755 /etc/initramfs-tools/scripts/init-top/vwc-t700 /etc/initramfs-tools/hooks/vwc-t700
 		# Debian's default, so that the package's trigger rebuilds it;
 		# MODULES=dep (the modules this machine needs, not most of them)
@@ -200,7 +210,7 @@ if [ "$phase" = 1 ]; then
 		check "install: the package's trigger rebuilt the initramfs with the tool" \
 			grep -q 'sbin/nvme-vwc-sync$' "$OUT/initrd-list-1.txt"
 		check_eq "install: ... and its init-premount script" "$(in_initrd 'scripts/init-premount/nvme-vwc-sync$')" 1
-		check_eq "install: ... and the test's T700 stand-in" "$(in_initrd 'vwc-t700/modules.alias$')" 1
+		check_eq "install: ... and the test's T700 stand-in" "$(in_initrd 'vwc-t700/modules.builtin.alias.bin$')" 1
 		# The real path, in this running system: 6.12's table lists
 		# QEMU's ID, so quirks refuses and changes nothing.
 		nvme-vwc-sync quirks >"$OUT/quirks-real.log" 2>&1
