@@ -120,7 +120,7 @@ within() {
 }
 
 step "system (the packages in booted Debian 12 and 13 systems)"
-within system 30 && suite system bash tests/system/run.sh
+within system 40 && suite system bash tests/system/run.sh
 
 # after system: the fleet suite's .deb test installs what it built
 step "fleet (ansible playbook, promtool)"

@@ -6,8 +6,7 @@
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
 #   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
-#                          bookworm trixie trixie-nvmeroot; bookworm-nvmeroot
-#                          too is left out by default for CI time)
+#                          bookworm trixie trixie-nvmeroot bookworm-nvmeroot)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
@@ -43,7 +42,7 @@ OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
 TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 # shellcheck disable=SC2086 # word splitting intended
-[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-bookworm trixie trixie-nvmeroot}
+[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-bookworm trixie trixie-nvmeroot bookworm-nvmeroot}
 
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }
