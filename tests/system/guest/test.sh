@@ -93,6 +93,14 @@ wcache() { cat "/sys/block/$1/queue/write_cache" 2>/dev/null; }
 wz() { cat "/sys/block/$1/queue/write_zeroes_max_bytes" 2>/dev/null; }
 # wz_all: NAME=write_zeroes_max_bytes of every NVMe namespace
 wz_all() { for b in /sys/block/nvme*n*; do printf '%s=%s ' "${b##*/}" "$(wz "${b##*/}")"; done; }
+# wz_not VALUE: the drives whose write_zeroes_max_bytes is not VALUE ("" if none)
+wz_not() {
+	local b out=''
+	for b in /sys/block/nvme*n*; do
+		[ "$(wz "${b##*/}")" = "$1" ] || out="$out ${b##*/}=$(wz "${b##*/}")"
+	done
+	echo "${out# }"
+}
 # the initramfs the next boot runs (tests/system/run.sh reads it back)
 save_initrd() {
 	rm -rf /vwc/boot
@@ -234,11 +242,7 @@ if [ "$phase" = 3 ] && [ "$MODE" = nvmeroot ]; then
 	# --- boot 3 (nvmeroot): after removal, from the initramfs rebuilt then
 	info "boot 3: write_zeroes_max_bytes $(wz_all)"
 	check_eq "after remove, boot 3: root drive Write Zeroes back (the kernel's choice)" "$(wz "$nr")" 524288
-	bad=''
-	for b in /sys/block/nvme*n*; do
-		[ "$(wz "${b##*/}")" = 524288 ] || bad="$bad ${b##*/}=$(wz "${b##*/}")"
-	done
-	check_eq "after remove, boot 3: Write Zeroes on on every drive" "${bad# }" ""
+	check_eq "after remove, boot 3: Write Zeroes on on every drive" "$(wz_not 524288)" ""
 	check_eq "after remove, boot 3: no dynamic ID recorded" "$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null)" ""
 	check_eq "after remove, boot 3: the initramfs did nothing of ours" \
 		"$(journalctl -b -k --no-pager -o short-monotonic | grep -c 'nvme-vwc-sync')" 0
@@ -306,11 +310,7 @@ if [ "$MODE" = nvmeroot ]; then
 	# Zeroes (PCI dynamic ID and a rebind) before the root mount.
 	info "boot 2: write_zeroes_max_bytes $(wz_all)"
 	check_eq "boot: root drive Write Zeroes disabled from the start (write_zeroes_max_bytes)" "$(wz "$nr")" 0
-	bad=''
-	for b in /sys/block/nvme*n*; do
-		[ "$(wz "${b##*/}")" = 0 ] || bad="$bad ${b##*/}=$(wz "${b##*/}")"
-	done
-	check_eq "boot: Write Zeroes disabled on every listed drive" "${bad# }" ""
+	check_eq "boot: Write Zeroes disabled on every listed drive" "$(wz_not 0)" ""
 	check_eq "boot: dynamic ID recorded (from the initramfs, kept in /run)" \
 		"$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null)" "1b36 0010 1af4 1100 0 0 200"
 	journalctl -b -k --no-pager -o short-monotonic >"$OUT/kernel-2.txt"
