@@ -1,12 +1,41 @@
 #!/bin/bash
 # The single test command: dependencies, guest kernels, meson build, unit
-# tests, install into build/destdir, then the VM suite on real kernels.
-# The last line is the total: "N passed, N failed" (", N skipped" if any).
-# Environment: VWC_MESON_OPTS (extra meson setup options, words), and what
+# tests, install into build/destdir, then every suite below.
+#
+#   run-all.sh                  every suite (what CI runs)
+#   run-all.sh --suite NAME...  only these suites (repeat or comma-separate;
+#                               the build is made either way)
+#   run-all.sh --list           the suites, one a line
+#
+# The last lines are each suite's time and the total:
+# "N passed, N failed" (", N skipped" if any).
+# Environment: VWC_MESON_OPTS (extra meson setup options, words),
+# VWC_TIME_BUDGET (minutes, default 85: CI stops a run at 90), and what
 # tests/vm/run-suite.sh reads (VWC_KERNELS, VWC_CASES, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+
+# Every suite, in the order they run.
+SUITES=(unit vm system fleet compat analyze fuzz sanitize valgrind coverage)
+want=()
+while [ "$#" -gt 0 ]; do
+	case $1 in
+	--suite) [ "$#" -ge 2 ] || { echo "run-all: --suite needs a NAME" >&2; exit 2; }
+		IFS=, read -r -a w <<<"$2"; want+=("${w[@]}"); shift 2 ;;
+	--suite=*) IFS=, read -r -a w <<<"${1#--suite=}"; want+=("${w[@]}"); shift ;;
+	--list) printf '%s\n' "${SUITES[@]}"; exit 0 ;;
+	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run-all: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+for n in "${want[@]}"; do
+	[[ " ${SUITES[*]} " == *" $n "* ]] ||
+		{ echo "run-all: unknown suite '$n' (run-all.sh --list)" >&2; exit 2; }
+done
+# wanted NAME: the suite was asked for (or no --suite was given)
+wanted() { [ "${#want[@]}" -eq 0 ] || [[ " ${want[*]} " == *" $1 "* ]]; }
+[ "${#want[@]}" -eq 0 ] || echo "run-all: only ${want[*]}"
 
 # >>> Extra `meson setup` options, e.g. -Dnvme_cli_source=PATH (set by the
 # >>> plugin's build script). Words from $VWC_MESON_OPTS are appended.
@@ -17,10 +46,19 @@ MESON_OPTS+=(${VWC_MESON_OPTS:-})
 BUILD=$REPO/build
 DESTDIR_OUT=$BUILD/destdir
 passed=0 failed=0 skipped=0
+times=()
 step() { echo; echo "=== $*"; }
 broken() { # STEP: count a failed step as one failure
 	echo "run-all: FAIL $1"
 	failed=$((failed + 1))
+}
+# timed NAME CMD...: run CMD, and note NAME's seconds for the closing lines
+timed() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	times+=("$name $((SECONDS - t0)) s")
+	return "$rc"
 }
 
 step deps
@@ -45,10 +83,8 @@ else
 	broken "meson build"
 fi
 
-if [ "$built" = 1 ]; then
-	step "unit tests"
-	out=$BUILD/unit-tests.out
-	rc=0
+unit_tests() {
+	local out=$BUILD/unit-tests.out rc=0 ok xf fl up sk to
 	meson test -C "$BUILD" --print-errorlogs 2>&1 | tee "$out" || rc=$?
 	# meson's summary: "Ok: N", "Expected Fail: N", "Fail: N",
 	# "Unexpected Pass: N", "Skipped: N", "Timeout: N".
@@ -59,7 +95,13 @@ if [ "$built" = 1 ]; then
 	skipped=$((skipped + ${sk:-0}))
 	if [ "$rc" -ne 0 ] && [ -z "$fl$up$to" ]; then broken "meson test (exit $rc, no summary)"; fi
 	echo "unit: ${ok:-0} ok, $((${fl:-0} + ${up:-0} + ${to:-0})) failed, ${sk:-0} skipped"
+}
 
+if [ "$built" = 1 ]; then
+	if wanted unit; then
+		step "unit tests"
+		timed unit unit_tests
+	fi
 	step "meson install"
 	rm -rf "$DESTDIR_OUT"
 	if ! DESTDIR=$DESTDIR_OUT meson install -C "$BUILD" --quiet; then
@@ -68,21 +110,20 @@ if [ "$built" = 1 ]; then
 	fi
 fi
 
-step "VM suite"
-vm_out=$BUILD/vm-suite.out
-mkdir -p "$BUILD"
-rc=0
-vm_dest=()
-[ -d "$DESTDIR_OUT" ] && vm_dest=("$DESTDIR_OUT")
-bash tests/vm/run-suite.sh "${vm_dest[@]}" 2>&1 | tee "$vm_out" || rc=$?
-summary=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$vm_out" | tail -n 1 || true)
-if [ -n "$summary" ]; then
-	read -r vp vf vs < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$summary")
-	passed=$((passed + vp)) failed=$((failed + vf)) skipped=$((skipped + vs))
-	if [ "$rc" -ne 0 ] && [ "$vf" -eq 0 ]; then broken "VM suite (exit $rc)"; fi
-else
-	broken "VM suite (exit $rc, no summary)"
-fi
+vm_suite() {
+	local vm_out=$BUILD/vm-suite.out rc=0 summary vp vf vs vm_dest=()
+	mkdir -p "$BUILD"
+	[ -d "$DESTDIR_OUT" ] && vm_dest=("$DESTDIR_OUT")
+	bash tests/vm/run-suite.sh "${vm_dest[@]}" 2>&1 | tee "$vm_out" || rc=$?
+	summary=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$vm_out" | tail -n 1 || true)
+	if [ -n "$summary" ]; then
+		read -r vp vf vs < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$summary")
+		passed=$((passed + vp)) failed=$((failed + vf)) skipped=$((skipped + vs))
+		if [ "$rc" -ne 0 ] && [ "$vf" -eq 0 ]; then broken "VM suite (exit $rc)"; fi
+	else
+		broken "VM suite (exit $rc, no summary)"
+	fi
+}
 
 # suite NAME CMD...: run a host-side suite whose last count line is
 # "NAME: N passed, N failed" (", N skipped" optional) and add it up. A
@@ -104,47 +145,53 @@ suite() {
 	if [ "$rc" -ne 0 ] && [ "$sf" -eq 0 ]; then broken "$name (exit $rc)"; fi
 }
 
-# within NAME MINUTES: true if a suite that may take MINUTES still ends
-# within the run's budget (VWC_TIME_BUDGET minutes from the start, default
-# 85: CI stops a run at 90). Otherwise the suite is counted as one skip,
-# said by name, so a slow host reports less instead of being cut off.
+# run NAME MINUTES TITLE CMD...: run suite NAME (if wanted) when it may still
+# end within the run's budget: VWC_TIME_BUDGET minutes from the start,
+# default 85 (CI stops a run at 90). MINUTES is what it may take. A suite
+# that does not fit is never left out quietly: under CI (CI=true) it is a
+# failure, said by name, and the run fails; elsewhere it is one skip, said
+# by name.
 BUDGET_MIN=${VWC_TIME_BUDGET:-85}
-within() {
-	local used=$((SECONDS / 60))
-	if [ $((used + $2)) -le "$BUDGET_MIN" ]; then
+run() {
+	local name=$1 may=$2 title=$3 used
+	shift 3
+	wanted "$name" || return 0
+	step "$name ($title)"
+	used=$((SECONDS / 60))
+	if [ $((used + may)) -gt "$BUDGET_MIN" ]; then
+		if [ "${CI:-}" = true ]; then
+			broken "$name: not run: ${used} min used, it may take $may, the budget is $BUDGET_MIN min; CI never skips a suite for time: make the run faster"
+		else
+			echo "run-all: SKIP $name: ${used} min used, it may take $may, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
+			skipped=$((skipped + 1))
+		fi
+		times+=("$name not run")
 		return 0
 	fi
-	echo "run-all: SKIP $1: ${used} min used, it may take $2, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
-	skipped=$((skipped + 1))
-	return 1
+	timed "$name" "$@"
 }
 
-step "system (the packages in booted Debian 12 and 13 systems)"
-within system 40 && suite system bash tests/system/run.sh
-
+run vm 25 "guest tests on six real kernels" vm_suite
+run system 40 "the packages in booted Debian 12 and 13 systems" \
+	suite system bash tests/system/run.sh
 # after system: the fleet suite's .deb test installs what it built
-step "fleet (ansible playbook, promtool)"
-within fleet 15 && suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
-
-step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
-within compat 15 && suite compat bash tests/compat/run.sh
-
-step "analyze (gcc -fanalyzer, clang scan-build)"
-within analyze 6 && suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
-
-step "fuzz (libFuzzer harnesses of the parsers, 20 s each)"
-within fuzz 6 && suite fuzz bash tests/fuzz/run.sh "$BUILD/fuzz" 20
-
-step "sanitize (ASan+UBSan: unit tests; VM core and watch on 7.2)"
-within sanitize 10 && suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
-
-step "valgrind (memcheck on the sidecar over 1000 Set Features, VM 7.2)"
-within valgrind 8 && suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
-
-step "coverage (src/ lines: unit tests + 6 VM cases on 7.2, t700 on 7.2-generic, t700-dynid on 6.1, see tests/coverage/run.sh)"
-within coverage 15 && suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
+run fleet 15 "ansible playbook, promtool" \
+	suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
+run compat 15 "nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2" \
+	suite compat bash tests/compat/run.sh
+run analyze 6 "gcc -fanalyzer, clang scan-build" \
+	suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
+run fuzz 6 "libFuzzer harnesses of the parsers, 20 s each" \
+	suite fuzz bash tests/fuzz/run.sh "$BUILD/fuzz" 20
+run sanitize 10 "ASan+UBSan: unit tests; VM core and watch on 7.2" \
+	suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
+run valgrind 8 "memcheck on the sidecar over 1000 Set Features, VM 7.2" \
+	suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
+run coverage 15 "src/ lines: unit tests + VM cases, see tests/coverage/run.sh" \
+	suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
 
 echo
+echo "time: ${SECONDS} s in all; $(IFS=';'; echo "${times[*]}" | sed 's/;/, /g')"
 total="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
 echo "$total"

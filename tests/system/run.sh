@@ -37,6 +37,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
+# shellcheck source=../lib/qemu.sh
+. tests/lib/qemu.sh
+trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
 TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
@@ -47,8 +50,8 @@ BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }
 broken() { echo "VWC-TEST: FAIL $1: $2"; failed=$((failed + 1)); }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }'; }
+now() { vq_now; }
+elapsed() { vq_elapsed "$1"; }
 
 # Host tools (Debian packages).
 need=()
@@ -70,7 +73,7 @@ from+=(${VWC_DEBS_OPTS:-})
 declare -A built built_up
 # run_suite RELEASE [nvmeroot]: build, image, boot; adds to the counts.
 run_suite() {
-	local suite=$1 variant=${2:-} t0 dir img work log qpid wpid rc status
+	local suite=$1 variant=${2:-} t0 dir img work log rc status
 	local debs=$OUT/debs-$suite debs2=$OUT/debs-$suite-up name=$suite
 	[ -z "$variant" ] || name=$suite-$variant
 	work=$OUT/$name
@@ -137,11 +140,10 @@ run_suite() {
 	local sock=$work/monitor.sock
 	: >"$log"
 	: >"$log.monitor"
-	local qemu=(qemu-system-x86_64 -accel tcg,thread=single -machine q35 -cpu max,-cx16
+	local qemu=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$VQ_CPU"
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
 		-kernel "$dir/vmlinuz"
 		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 systemd.show_status=error"
-		-monitor "unix:$sock,server=on,wait=off"
 		"${rootdisk[@]}"
 		-drive "file=$img,if=virtio,format=raw"
 		-device nvme,id=nv0,serial=VWC0
@@ -159,7 +161,7 @@ run_suite() {
 	# The first boot runs the image's initramfs; a later one the guest's
 	# own if it left one on the test disk (/boot/initrd-for-boot-N.img).
 	status=ok rc=0
-	local boot attempt blog bt initrd=$dir/initrd.img
+	local boot blog a initrd=$dir/initrd.img
 	t0=$(now)
 	for boot in 1 2 3; do
 		if [ "$boot" -gt 1 ]; then
@@ -170,54 +172,14 @@ run_suite() {
 				log "$name: boot $boot runs the guest's initramfs ($(stat -c %s "$initrd") bytes)"
 			fi
 		fi
-		for attempt in 1 2; do
-			blog=$work/serial-$boot.$attempt.log
-			: >"$blog"
-			bt=$(now)
-			"${qemu[@]}" -initrd "$initrd" -serial "file:$blog" </dev/null >>"$work/qemu.log" 2>&1 &
-			qpid=$!
-			trap 'kill "$qpid" 2>/dev/null' EXIT
-			# The guest's VWC-HOST lines go to the monitor, in order.
-			(
-				tail -n +1 -F --pid="$qpid" "$blog" 2>/dev/null | while IFS= read -r line; do
-					line=${line%$'\r'}
-					case $line in
-					*VWC-HOST:*)
-						cmd=${line#*VWC-HOST: }
-						cmd=${cmd//\{dir\}/$work}
-						{
-							echo "> $cmd"
-							printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 |
-								tr -d '\r' | grep -av '^QEMU .* monitor\|^(qemu)' || true
-						} >>"$log.monitor"
-						;;
-					esac
-				done
-			) &
-			wpid=$!
-			status=ok
-			while kill -0 "$qpid" 2>/dev/null; do
-				if ! grep -aq 'VWC-INFO:' "$blog" && [ "$(elapsed "$bt")" -gt "$BOOT_TIMEOUT" ]; then
-					status=noinit
-					kill "$qpid"
-					break
-				fi
-				if [ "$(elapsed "$bt")" -gt "$TIMEOUT" ]; then
-					status=timeout
-					kill "$qpid"
-					break
-				fi
-				sleep 1
-			done
-			rc=0
-			wait "$qpid" || rc=$?
-			trap - EXIT
-			kill "$wpid" 2>/dev/null
-			wait "$wpid" 2>/dev/null
-			cat "$blog" >>"$log"
-			log "$name: boot $boot (attempt $attempt): $status after $(elapsed "$bt") s"
-			[ "$status" = noinit ] || break
-		done
+		blog=$work/serial-$boot.log
+		vq_boot "$blog" "$sock" "$work" 'VWC-INFO:' "$BOOT_TIMEOUT" "$TIMEOUT" '' \
+			-- "${qemu[@]}" -initrd "$initrd" || true
+		status=$VQ_STATUS rc=$VQ_RC
+		cat "$blog.qemu" >>"$work/qemu.log" 2>/dev/null
+		for a in "$blog".attempt*; do [ ! -e "$a" ] || cat "$a" >>"$log"; done
+		cat "$blog" >>"$log"
+		log "$name: boot $boot: $status after $VQ_TOTAL s ($VQ_ATTEMPTS attempt(s))"
 		[ "$status" = ok ] || break
 		grep -aq 'VWC-TEST: DONE' "$log" && break
 		grep -aq "VWC-INFO: .*powering off for boot $((boot + 1))" "$log" || { status=stopped; break; }
@@ -227,14 +189,9 @@ run_suite() {
 
 	# Results: the serial console; logs from the test disk (debugfs).
 	debugfs -R "rdump /out $work" "$img" >/dev/null 2>&1 || true
-	grep -a 'VWC-INFO:' "$log" | sed 's/^.*VWC-INFO: /system: /'
-	local res
-	res=$(grep -a 'VWC-TEST: \(PASS\|FAIL\|SKIP\)' "$log" | sed 's/^.*VWC-TEST: //')
-	[ -z "$res" ] || echo "$res" | sed 's/^/system: /'
-	passed=$((passed + $(grep -c '^PASS' <<<"$res")))
-	failed=$((failed + $(grep -c '^FAIL' <<<"$res")))
-	skipped=$((skipped + $(grep -c '^SKIP' <<<"$res")))
-	if ! grep -aq 'VWC-TEST: DONE' "$log"; then
+	vq_results "$log" "system:"
+	passed=$((passed + VQ_PASSED)) failed=$((failed + VQ_FAILED)) skipped=$((skipped + VQ_SKIPPED))
+	if [ "$VQ_DONE" != 1 ]; then
 		broken "$name" "the guest did not finish (status $status, QEMU exit $rc, $total s; $log)"
 		grep -av '^\s*$' "$log" | tail -n 15 | sed 's/^/system:   | /' >&2
 	fi

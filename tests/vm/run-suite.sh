@@ -17,6 +17,8 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../lib/qemu.sh
+. "$REPO/tests/lib/qemu.sh"
 DESTDIR_IN=${1:-}
 LOGDIR=${VWC_LOG_DIR:-$REPO/build/vm-logs}
 DEFAULT_KERNELS="6.1 6.12 7.2"
@@ -67,7 +69,7 @@ bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 # one_run RUN: boot one case on one kernel; its report lines go to stdout,
 # the last one "COUNT passed failed skipped".
 one_run() {
-	local run=$1 k f name p log rc=0 res line done_seen=0
+	local run=$1 k f name p log rc=0 res done_seen=0
 	local passed=0 failed=0 skipped=0 status boot total attempts why
 	k=${run%% *}
 	f=${run#* }
@@ -76,17 +78,8 @@ one_run() {
 	log="$LOGDIR/$k-$name.log"
 	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio.gz" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
 
-	while IFS= read -r line; do
-		line=${line%$'\r'}
-		line=VWC-${line#*VWC-}
-		case $line in
-		'VWC-TEST: PASS '*) echo "$p PASS ${line#VWC-TEST: PASS }"; passed=$((passed + 1)) ;;
-		'VWC-TEST: FAIL '*) echo "$p FAIL ${line#VWC-TEST: FAIL }"; failed=$((failed + 1)) ;;
-		'VWC-TEST: SKIP '*) echo "$p SKIP ${line#VWC-TEST: SKIP }"; skipped=$((skipped + 1)) ;;
-		'VWC-TEST: DONE'*) done_seen=1 ;;
-		'VWC-INFO: '*) [ "${VWC_INFO:-1}" = 0 ] || echo "$p INFO ${line#VWC-INFO: }" ;;
-		esac
-	done < <(grep -a 'VWC-TEST: \|VWC-INFO: ' "$log" 2>/dev/null || true)
+	vq_results "$log" "$p"
+	passed=$VQ_PASSED failed=$VQ_FAILED skipped=$VQ_SKIPPED done_seen=$VQ_DONE
 
 	status=$(sed -n 's/.*status=\([a-z]*\).*/\1/p' <<<"$res")
 	boot=$(sed -n 's/.* boot=\([^ ]*\).*/\1/p' <<<"$res")

@@ -32,15 +32,11 @@
 # 4 QEMU failed (e.g. a bad device option).
 set -euo pipefail
 
+# shellcheck source=../lib/qemu.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu.sh"
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 BOOT_TIMEOUT=${VWC_BOOT_TIMEOUT:-90}
-# Two QEMU 7.2 TCG problems crash guests early in boot (seen on this machine):
-# with cmpxchg16b, 6.12 oopses in SLUB about one boot in three (-cx16 fixes
-# it); with multi-threaded TCG, 7.2 oopses on an int3 while patching kernel
-# text about one boot in five (thread=single fixes it). With both, 58 of 58
-# test boots of 6.1, 6.12 and 7.2 reached init; the retry stays as a backstop.
-CPU=max,-cx16
-ACCEL=tcg,thread=single
+CPU=$VQ_CPU
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 1; }
 
@@ -64,11 +60,9 @@ kdir="$CACHE/kernels/$tag"
 [ -s "$kdir/vmlinuz" ] || { echo "run-vm: no kernel $tag (run tests/vm/kernels.sh $tag)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vwc-vm.XXXXXX")
-qpid='' wpid=''
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
-	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
-	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true
+	[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -176,92 +170,18 @@ if [ -s "$kdir/modules.cpio.gz" ]; then
 fi
 
 sock="$work/monitor.sock"
-qemu_cmd=(qemu-system-x86_64 -accel "$ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
+qemu_cmd=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
 	-nographic -no-reboot -nic none -kernel "$kdir/vmlinuz" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 no_timer_check quiet vwc.test=$name${append}"
-	-serial "file:$log" -monitor "unix:$sock,server=on,wait=off" "${args[@]}")
+	"${args[@]}")
 
-# watch_log: act on VWC-HOST lines; with -f print the guest's own lines.
-watch_log() {
-	local line cmd started=''
-	tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | while IFS= read -r line; do
-		line=${line%$'\r'}
-		case $line in
-		*VWC-*) line=VWC-${line#*VWC-} ;;
-		'['*']'* | *$'\e'*) continue ;; # kernel messages, escapes
-		esac
-		[ "$line" != 'VWC-INIT: start' ] || started=1 # firmware output before
-		[ -z "$follow" ] || [ -z "$started" ] || printf '%s\n' "$line"
-		case $line in
-		VWC-HOST:*)
-			cmd=${line#VWC-HOST: }
-			cmd=${cmd//\{dir\}/$work}
-			{
-				echo "> $cmd"
-				# the reply without HMP's banner, prompt and echo
-				printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 |
-					tr -d '\r' | grep -av '^QEMU .* monitor\|^(qemu)' || true
-			} >>"$log.monitor"
-			;;
-		esac
-	done
-}
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-
-status=noinit boot=- attempt=0 t0=$(now)
-while [ "$status" = noinit ] && [ "$attempt" -lt 2 ]; do
-	attempt=$((attempt + 1))
-	[ "$attempt" -eq 1 ] || { mv "$log" "$log.attempt$((attempt - 1))"; echo "run-vm: $name@$tag: guest never reached init; retrying" >&2; }
-	: >"$log"
-	: >"$log.monitor"
-	t0=$(now)
-	"${qemu_cmd[@]}" </dev/null >"$log.qemu" 2>&1 &
-	qpid=$!
-	watch_log &
-	wpid=$!
-	status=running
-	while kill -0 "$qpid" 2>/dev/null; do
-		t=$(elapsed "$t0")
-		if [ "$boot" = - ]; then
-			if grep -aq 'VWC-INIT: start' "$log"; then
-				boot=$t
-			elif awk -v t="$t" -v m="$BOOT_TIMEOUT" 'BEGIN { exit !(t > m) }'; then
-				status=noinit
-				kill "$qpid"
-				break
-			fi
-		fi
-		if awk -v t="$t" -v m="$timeout" 'BEGIN { exit !(t > m) }'; then
-			status=timeout
-			kill "$qpid"
-			break
-		fi
-		sleep 0.2
-	done
-	qrc=0
-	wait "$qpid" || qrc=$?
-	qpid=''
-	wait "$wpid" 2>/dev/null || true
-	wpid=''
-	if [ "$status" = running ]; then
-		if grep -aq 'VWC-INIT: start' "$log"; then
-			status=ok
-			[ "$boot" != - ] || boot=$(elapsed "$t0")
-		elif [ "$qrc" -ne 0 ]; then
-			status=error # QEMU refused the configuration: no retry
-		else
-			status=noinit
-		fi
-	fi
-	if [ "$status" = noinit ]; then boot=-; fi
-done
-
+vq_boot "$log" "$sock" "$work" 'VWC-INIT: start' "$BOOT_TIMEOUT" "$timeout" "$follow" \
+	-- "${qemu_cmd[@]}" || true
+status=$VQ_STATUS
 if [ "$status" != ok ] && [ -s "$log.qemu" ]; then
 	sed 's/^/run-vm: qemu: /' "$log.qemu" >&2
 fi
-echo "VWC-RUN: status=$status boot=$boot total=$(elapsed "$t0") attempts=$attempt log=$log"
+echo "VWC-RUN: status=$status boot=$VQ_BOOT total=$VQ_TOTAL attempts=$VQ_ATTEMPTS log=$log"
 case $status in
 ok) exit 0 ;;
 timeout) exit 2 ;;

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# The one QEMU harness of the test bed, sourced by tests/vm/run-vm.sh (the
+# busybox guests, also under the coverage, sanitize and valgrind suites)
+# and tests/system/run.sh (booted Debian systems):
+#
+#   vq_boot      boot a guest, retry a boot that never reached its marker,
+#                enforce the timeouts, send the guest's monitor commands
+#   vq_results   read a serial log's result lines and count them
+#
+# The guest's side of the protocol, one line each on the serial console:
+#   VWC-TEST: PASS <name> | FAIL <name>: <detail> | SKIP <name>: <why>
+#   VWC-TEST: DONE           the guest test ran to its end
+#   VWC-INFO: <text>         facts, printed by the host
+#   VWC-HOST: <command>      the host sends <command> to the QEMU monitor,
+#                            {dir} replaced by the run's directory
+
+# Two QEMU 7.2 TCG problems crash guests early in boot (seen on this
+# machine): with cmpxchg16b, 6.12 oopses in SLUB about one boot in three
+# (-cx16 fixes it); with multi-threaded TCG, 7.2 oopses on an int3 while
+# patching kernel text about one boot in five (thread=single fixes it).
+# With both, 58 of 58 test boots of 6.1, 6.12 and 7.2 reached init; the
+# retry in vq_boot stays as a backstop.
+VQ_CPU=max,-cx16
+VQ_QPID=''
+VQ_ACCEL=tcg,thread=single
+
+vq_now() { date +%s.%N; }
+# vq_elapsed T0: seconds since T0 (one decimal)
+vq_elapsed() { awk -v a="$1" -v b="$(vq_now)" 'BEGIN { printf "%.1f", b - a }'; }
+# vq_over T LIMIT: true when T > LIMIT (both seconds, decimals allowed)
+vq_over() { awk -v t="$1" -v m="$2" 'BEGIN { exit !(t > m) }'; }
+
+# vq_forward LOG SOCK DIR PID FOLLOW MARKER: until PID ends, send LOG's
+# "VWC-HOST: CMD" lines to the monitor at SOCK (replies to LOG.monitor);
+# with FOLLOW non-empty, print the guest's own lines (not the kernel's)
+# from MARKER on.
+vq_forward() {
+	local log=$1 sock=$2 dir=$3 pid=$4 follow=$5 marker=$6 line cmd started=''
+	tail -n +1 -F --pid="$pid" "$log" 2>/dev/null | while IFS= read -r line; do
+		line=${line%$'\r'}
+		case $line in
+		*VWC-*) line=VWC-${line#*VWC-} ;;
+		'['*']'* | *$'\e'*) continue ;; # kernel messages, escapes
+		esac
+		[[ $line != *"$marker"* ]] || started=1 # firmware output before
+		[ -z "$follow" ] || [ -z "$started" ] || printf '%s\n' "$line"
+		case $line in
+		VWC-HOST:*)
+			cmd=${line#VWC-HOST: }
+			cmd=${cmd//\{dir\}/$dir}
+			{
+				echo "> $cmd"
+				# the reply without HMP's banner, prompt and echo
+				printf '%s\n' "$cmd" | socat -t 2 - "UNIX-CONNECT:$sock" 2>&1 |
+					tr -d '\r' | grep -av '^QEMU .* monitor\|^(qemu)' || true
+			} >>"$log.monitor"
+			;;
+		esac
+	done
+}
+
+# vq_boot LOG SOCK DIR MARKER BOOT_TIMEOUT TIMEOUT FOLLOW -- QEMU-COMMAND...
+# Runs QEMU-COMMAND with its serial console in LOG and its monitor on SOCK
+# (vq_boot adds -serial and -monitor), and forwards the guest's monitor
+# commands (vq_forward). A boot whose serial console never shows MARKER
+# within BOOT_TIMEOUT seconds, or that ends without it, is tried once more;
+# the failed attempt's log is kept as LOG.attemptN. QEMU is stopped after
+# TIMEOUT seconds. Sets:
+#   VQ_STATUS    ok (QEMU ended by itself after MARKER), timeout, noinit
+#                (MARKER never seen, in both attempts), error (QEMU failed
+#                before MARKER, e.g. a bad option: not retried)
+#   VQ_BOOT      seconds to MARKER, or -
+#   VQ_TOTAL     seconds of the last attempt
+#   VQ_ATTEMPTS  boots made
+#   VQ_RC        QEMU's exit status
+# While QEMU runs, VQ_QPID is its pid (for the caller's EXIT trap), then ''.
+# QEMU's own output goes to LOG.qemu. Returns 0 when VQ_STATUS is ok.
+vq_boot() {
+	local log=$1 sock=$2 dir=$3 marker=$4 boot_to=$5 to=$6 follow=$7
+	local wpid t0 t
+	shift 7
+	[ "${1:-}" = -- ] && shift
+	VQ_STATUS=noinit VQ_BOOT=- VQ_ATTEMPTS=0 VQ_RC=0 VQ_TOTAL=0
+	while [ "$VQ_STATUS" = noinit ] && [ "$VQ_ATTEMPTS" -lt 2 ]; do
+		VQ_ATTEMPTS=$((VQ_ATTEMPTS + 1))
+		if [ "$VQ_ATTEMPTS" -gt 1 ]; then
+			mv "$log" "$log.attempt$((VQ_ATTEMPTS - 1))"
+			echo "vq_boot: $(basename "$log"): the guest never reached '$marker'; retrying" >&2
+		fi
+		: >"$log"
+		: >>"$log.monitor"
+		rm -f "$sock"
+		t0=$(vq_now)
+		"$@" -serial "file:$log" -monitor "unix:$sock,server=on,wait=off" \
+			</dev/null >>"$log.qemu" 2>&1 &
+		VQ_QPID=$!
+		vq_forward "$log" "$sock" "$dir" "$VQ_QPID" "$follow" "$marker" &
+		wpid=$!
+		VQ_STATUS=running VQ_BOOT=-
+		while kill -0 "$VQ_QPID" 2>/dev/null; do
+			t=$(vq_elapsed "$t0")
+			if [ "$VQ_BOOT" = - ]; then
+				if grep -aqF -- "$marker" "$log"; then
+					VQ_BOOT=$t
+				elif vq_over "$t" "$boot_to"; then
+					VQ_STATUS=noinit
+					kill "$VQ_QPID" 2>/dev/null || true
+					break
+				fi
+			fi
+			if vq_over "$t" "$to"; then
+				VQ_STATUS=timeout
+				kill "$VQ_QPID" 2>/dev/null || true
+				break
+			fi
+			sleep 0.2
+		done
+		VQ_RC=0
+		wait "$VQ_QPID" || VQ_RC=$?
+		VQ_QPID=
+		wait "$wpid" 2>/dev/null || true
+		VQ_TOTAL=$(vq_elapsed "$t0")
+		if [ "$VQ_STATUS" = running ]; then
+			if grep -aqF -- "$marker" "$log"; then
+				VQ_STATUS=ok
+				[ "$VQ_BOOT" != - ] || VQ_BOOT=$VQ_TOTAL
+			elif [ "$VQ_RC" -ne 0 ]; then
+				VQ_STATUS=error
+			else
+				VQ_STATUS=noinit
+			fi
+		fi
+		[ "$VQ_STATUS" != noinit ] || VQ_BOOT=-
+	done
+	[ "$VQ_STATUS" = ok ]
+}
+
+# vq_results LOG PREFIX: print LOG's result and info lines in order, each
+# as "PREFIX PASS|FAIL|SKIP|INFO ..." (INFO left out with VWC_INFO=0), and
+# set VQ_PASSED, VQ_FAILED, VQ_SKIPPED and VQ_DONE (1 when the guest said
+# VWC-TEST: DONE).
+vq_results() {
+	local log=$1 p=$2 line
+	VQ_PASSED=0 VQ_FAILED=0 VQ_SKIPPED=0 VQ_DONE=0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		line=VWC-${line#*VWC-}
+		case $line in
+		'VWC-TEST: PASS '*) echo "$p PASS ${line#VWC-TEST: PASS }"; VQ_PASSED=$((VQ_PASSED + 1)) ;;
+		'VWC-TEST: FAIL '*) echo "$p FAIL ${line#VWC-TEST: FAIL }"; VQ_FAILED=$((VQ_FAILED + 1)) ;;
+		'VWC-TEST: SKIP '*) echo "$p SKIP ${line#VWC-TEST: SKIP }"; VQ_SKIPPED=$((VQ_SKIPPED + 1)) ;;
+		'VWC-TEST: DONE'*) VQ_DONE=1 ;;
+		'VWC-INFO: '*) [ "${VWC_INFO:-1}" = 0 ] || echo "$p INFO ${line#VWC-INFO: }" ;;
+		esac
+	done < <(grep -a 'VWC-TEST: \|VWC-INFO: ' "$log" 2>/dev/null || true)
+}
