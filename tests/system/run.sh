@@ -114,8 +114,9 @@ run_suite() {
 	log "$name: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"))"
 
 	# The test disk: the guest script and the packages.
-	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out"
+	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
 	cp tests/system/guest/test.sh tests/system/guest/plugin.sh "$work/vwc/"
+	cp tests/lib/guest.sh "$work/vwc/lib/"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
 	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null

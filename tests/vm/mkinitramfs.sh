@@ -68,7 +68,13 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs tmpfs /tmp
-[ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# debugfs and tracefs where and as systemd mounts them
+# (sys-kernel-debug.mount, sys-kernel-tracing.mount), unless the case asked
+# for neither (# vm: notracefs).
+if ! grep -qw vwc.notracefs /proc/cmdline; then
+	[ -d /sys/kernel/debug ] && mount -t debugfs -o nosuid,nodev,noexec debugfs /sys/kernel/debug 2>/dev/null
+	[ -d /sys/kernel/tracing ] && mount -t tracefs -o nosuid,nodev,noexec tracefs /sys/kernel/tracing 2>/dev/null
+fi
 exec </dev/console >/dev/console 2>&1
 echo "VWC-INIT: kernel $(uname -r) uptime $(cut -d' ' -f1 /proc/uptime)"
 
@@ -79,6 +85,29 @@ if [ -f "$load" ]; then
 		insmod "/lib/modules/$(uname -r)/$m" || echo "VWC-INIT: insmod $m failed"
 	done <"$load"
 fi
+
+# vwc.noquirks=SERIAL (# vm: ctrl ... noquirks): that controller is bound
+# with no quirks, as a drive the driver's table does not list: a dynamic ID
+# with the class-wide entry's driver_data 0, matched before the table, for
+# its rebind only.
+for arg in $(cat /proc/cmdline); do
+	case $arg in vwc.noquirks=*) ;; *) continue ;; esac
+	nq=${arg#vwc.noquirks=} i=0 c=
+	while [ "$i" -lt 100 ] && [ -z "$c" ]; do
+		for d in /sys/class/nvme/nvme*; do
+			[ "$(tr -d ' ' <"$d/serial" 2>/dev/null)" = "$nq" ] && c=$d
+		done
+		[ -n "$c" ] || { sleep 0.1; i=$((i + 1)); }
+	done
+	[ -n "$c" ] || { echo "VWC-INIT: noquirks: no controller $nq"; continue; }
+	pci=$(basename "$(readlink -f "$c/device")")
+	id="$(sed 's/^0x//' "$c/device/vendor") $(sed 's/^0x//' "$c/device/device")"
+	d=/sys/bus/pci/drivers/nvme
+	echo "$id ffffffff ffffffff 0 0 0" >$d/new_id &&
+		echo "$pci" >$d/unbind && echo "$pci" >$d/bind
+	echo "$id" >$d/remove_id
+	echo "VWC-INIT: noquirks: $nq at $pci rebound, quirks $(cat /sys/bus/pci/devices/$pci/nvme/nvme*/quirks 2>/dev/null | tr '\n' ' ')"
+done
 
 # Hooks an install tree may carry (tests/sanitize, tests/coverage): the
 # variables /etc/vwc-test/env exports reach every process of the case, and
@@ -149,9 +178,15 @@ build_base() {
 	systemd-hwdb update --usr --root="$root"
 	rm -rf "$root/usr/lib/udev/hwdb.d"
 
-	# Users and groups named by udev rules.
+	# Users and groups named by udev rules, nobody (65534) and one
+	# ordinary user, vwcuser (1000): the unprivileged users of the cases
+	# about permissions (setpriv --reuid=vwcuser ...).
 	awk -F: '$3 < 1000' /etc/passwd >"$root/etc/passwd"
 	awk -F: '$3 < 1000' /etc/group >"$root/etc/group"
+	echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >>"$root/etc/passwd"
+	echo 'nogroup:x:65534:' >>"$root/etc/group"
+	echo 'vwcuser:x:1000:1000:vwc test user:/tmp:/bin/sh' >>"$root/etc/passwd"
+	echo 'vwcuser:x:1000:' >>"$root/etc/group"
 	echo "root::0:0:99999:7:::" >"$root/etc/shadow"
 	printf '%s\n' "/usr/local/lib/$MULTIARCH" /usr/local/lib \
 		"/usr/lib/$MULTIARCH" /usr/lib "include /etc/ld.so.conf.d/*.conf" >"$root/etc/ld.so.conf"
@@ -225,7 +260,8 @@ if [ -n "$DESTDIR_IN" ]; then
 	done
 fi
 
-mkdir -p "$root/vwc/guest" "$root/vwc/cases"
+mkdir -p "$root/vwc/guest" "$root/vwc/cases" "$root/vwc/lib"
+cp -a "$HERE"/../lib/guest.sh "$root/vwc/lib/"
 cp -a "$HERE"/guest/. "$root/vwc/guest/"
 cp -a "$HERE"/cases/. "$root/vwc/cases/"
 write_init "$root"

@@ -8,10 +8,18 @@
 #   -a ARGS     extra kernel command line
 #   -f          follow: print the guest's lines (not the kernel's) as they come
 # The case file's header describes the machine, one directive a line:
-#   # vm: ctrl [wc=on|off] [ns=N] [size=MiB] [intel]
+#   # vm: ctrl [wc=on|off] [ns=N] [size=MiB] [intel] [whole]
 #         controller nvK (K counts from 0 over all controllers), serial VWCK,
 #         N namespaces, each a raw image with QEMU write-cache=on|off (WCE).
-#   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [size=MiB]
+#         Every namespace carries a GPT partition table, as installed
+#         systems' disks do: partitions "vwc-a" (a quarter) and "vwc-b"
+#         (the rest) from 8 MiB on, one "vwc-a" below; "whole" leaves the
+#         disks blank (a case about whole disks). "noquirks": the nvme
+#         driver holds no quirks for this controller, as for a drive its
+#         table does not list (a T700): the guest's init binds it through a
+#         dynamic ID with driver_data 0 (the class-wide entry's), then
+#         removes the ID (7.x: /sys/class/nvme/nvmeN/quirks reads "none").
+#   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [size=MiB] [whole]
 #         nvme-subsys S and N controllers nvK.. sharing namespace 1
 #         (multipath). QEMU wants one serial per subsystem: all get the serial
 #         of the first, VWCK, and differ by cntlid (0, 1, ...). QEMU
@@ -22,6 +30,8 @@
 #   # vm: rootport [n=N]     N pcie-root-ports rp0.. for hot-add (default 1)
 #   # vm: spare [n=N] [size=MiB]   raw images {dir}/spareK.img for drive_add
 #   # vm: append ARGS...     extra kernel command line
+#   # vm: notracefs          the guest mounts neither tracefs nor debugfs
+#                            (by default both, where and as systemd does)
 #   # timeout: SECONDS
 # A guest line "VWC-HOST: CMD" makes the host send CMD to the QEMU monitor
 # ({dir} in CMD is replaced by the run's directory); replies go to
@@ -71,7 +81,24 @@ trap cleanup EXIT
 # --- scenario -> QEMU arguments ---
 args=()
 nctrl=0
-img() { truncate -s "${2}M" "$work/$1.img"; }
+# img NAME MIB [whole]: a raw image, GPT-partitioned unless "whole" (a
+# template per size, copied sparse)
+img() {
+	local t=$work/gpt-$2.tmpl
+	if [ "${3:-}" = whole ]; then
+		truncate -s "${2}M" "$work/$1.img"
+		return
+	fi
+	if [ ! -e "$t" ]; then
+		truncate -s "${2}M" "$t"
+		if [ "$2" -ge 8 ]; then
+			printf 'label: gpt\nsize=%dMiB, name=vwc-a\nname=vwc-b\n' $(($2 / 4))
+		else
+			printf 'label: gpt\nname=vwc-a\n'
+		fi | sfdisk -q "$t" >/dev/null
+	fi
+	cp --sparse=always "$t" "$work/$1.img"
+}
 # kv KEY DEFAULT WORDS...: value of KEY=... among WORDS.
 kv() {
 	local key=$1 val=$2 w
@@ -89,23 +116,26 @@ has() {
 }
 
 add_ctrl() {
-	local wc nns size intel='' j c
+	local wc nns size intel='' j c whole=''
+	has whole "$@" && whole=whole
 	wc=$(kv wc on "$@")
 	nns=$(kv ns 1 "$@")
 	size=$(kv size 64 "$@")
 	has intel "$@" && intel=,use-intel-id=on
 	c=$nctrl
+	! has noquirks "$@" || append="$append vwc.noquirks=VWC$c"
 	nctrl=$((nctrl + 1))
 	args+=(-device "nvme,id=nv$c,serial=VWC$c$intel")
 	for ((j = 1; j <= nns; j++)); do
-		img "nv$c-n$j" "$size"
+		img "nv$c-n$j" "$size" "$whole"
 		args+=(-drive "file=$work/nv$c-n$j.img,if=none,id=d$c-$j,format=raw"
 			-device "nvme-ns,drive=d$c-$j,bus=nv$c,nsid=$j,shared=off,write-cache=$wc")
 	done
 }
 
 add_subsys() {
-	local s n wcs size shared=on k c nsid=2 first=$nctrl
+	local s n wcs size shared=on k c nsid=2 first=$nctrl whole=''
+	has whole "$@" && whole=whole
 	s=$(kv name s0 "$@")
 	n=$(kv ctrls 2 "$@")
 	wcs=$(kv wc on "$@")
@@ -118,13 +148,13 @@ add_subsys() {
 		nctrl=$((nctrl + 1))
 		args+=(-device "nvme,id=nv$c,serial=VWC$first,subsys=$s")
 		if [ "$shared" = off ] && [ "${wcs[k]:-${wcs[0]}}" = on ]; then
-			img "$s-n$nsid" "$size"
+			img "$s-n$nsid" "$size" "$whole"
 			args+=(-drive "file=$work/$s-n$nsid.img,if=none,id=d$s-$nsid,format=raw"
 				-device "nvme-ns,drive=d$s-$nsid,bus=nv$c,nsid=$nsid,shared=off,write-cache=on")
 			nsid=$((nsid + 1))
 		fi
 	done
-	img "$s-n1" "$size"
+	img "$s-n1" "$size" "$whole"
 	args+=(-drive "file=$work/$s-n1.img,if=none,id=d$s-1,format=raw"
 		-device "nvme-ns,drive=d$s-1,bus=nv$((nctrl - 1)),nsid=1,shared=on,write-cache=$shared")
 }
@@ -156,6 +186,7 @@ while read -r line; do
 			done
 			;;
 		append) append="$append ${w[*]:1}" ;;
+		notracefs) append="$append vwc.notracefs" ;;
 		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
 		esac
 		;;

@@ -42,37 +42,12 @@ MODE=$(cat /vwc/mode 2>/dev/null || echo full) # full | nvmeroot
 [ "$MODE" = full ] || SUITE=$SUITE-$MODE
 exec > >(tee -a "$OUT/console-$phase.log") 2>&1
 
-pass() { echo "VWC-TEST: PASS $SUITE: $1"; }
-fail() { echo "VWC-TEST: FAIL $SUITE: $1: ${2:-}"; }
-skip() { echo "VWC-TEST: SKIP $SUITE: $1: $2"; }
-info() { echo "VWC-INFO: $SUITE: $*"; }
-host() { echo "VWC-HOST: $*"; sleep 0.5; }
+# The checks shared with the busybox guests (tests/lib/guest.sh): pass
+# fail skip info finish host check_eq check_cmd wait_for.
+VWC_TEST_PREFIX="$SUITE: " VWC_HOST_PAUSE=0.5
+. /vwc/lib/guest.sh
+check() { check_cmd "$@"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-check_eq() {
-	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', expected '$3'"; return 1; fi
-}
-check() { # NAME CMD...
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then pass "$name"; else
-		fail "$name" "'$*': $(echo "$out" | tail -n 3 | tr '\n' ' ')"
-		return 1
-	fi
-}
-wait_for() { # NAME SECONDS CMD...   (NAME - : silent)
-	local name=$1 ticks=$(($2 * 10))
-	shift 2
-	until "$@" >/dev/null 2>&1; do
-		ticks=$((ticks - 1))
-		if [ "$ticks" -le 0 ]; then
-			[ "$name" = - ] || fail "$name" "timed out: $*"
-			return 1
-		fi
-		sleep 0.1
-	done
-	[ "$name" = - ] || pass "$name"
-}
 
 # ctrl SERIAL: controller name;  ns SERIAL: its namespace block device
 ctrl() {

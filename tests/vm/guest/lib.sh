@@ -1,64 +1,10 @@
 # Helpers for guest tests (busybox sh). Source with: . /vwc/guest/lib.sh
-# Output protocol, one line each, read by tests/vm/run-suite.sh:
-#   VWC-TEST: PASS <name>
-#   VWC-TEST: FAIL <name>: <detail>
-#   VWC-TEST: SKIP <name>: <why>
-#   VWC-INFO: <free text>          (facts, printed by the suite)
-#   VWC-HOST: <monitor command>    (the host sends it to the QEMU monitor)
-#   VWC-TEST: DONE                 (call finish at the end; without it the
-#                                   host counts the run as a FAIL)
+# The output protocol is tests/lib/guest.sh's, read by tests/lib/qemu.sh.
 # shellcheck shell=sh
 
-VWC_FAILED=0
-
-pass() { echo "VWC-TEST: PASS $1"; }
-fail() {
-	echo "VWC-TEST: FAIL $1: $2"
-	VWC_FAILED=$((VWC_FAILED + 1))
-}
-skip() { echo "VWC-TEST: SKIP $1: $2"; }
-info() { echo "VWC-INFO: $*"; }
-finish() { echo "VWC-TEST: DONE"; }
-
-# check_eq NAME ACTUAL EXPECTED
-check_eq() {
-	if [ "$2" = "$3" ]; then
-		pass "$1"
-	else
-		fail "$1" "got '$2', expected '$3'"
-		return 1
-	fi
-}
-
-# check_cmd NAME CMD...: PASS when CMD exits 0; the FAIL detail is its output.
-check_cmd() {
-	_name=$1
-	shift
-	if _out=$("$@" 2>&1); then
-		pass "$_name"
-	else
-		fail "$_name" "'$*' failed ($?): $(echo "$_out" | tail -n 3 | tr '\n' ' ')"
-		return 1
-	fi
-}
-
-# wait_for NAME TIMEOUT_S CMD...: poll CMD every 0.2 s until it succeeds.
-# NAME "-" waits silently (status only); otherwise PASS or FAIL is printed.
-wait_for() {
-	_name=$1
-	_ticks=$(($2 * 5))
-	shift 2
-	while ! "$@" >/dev/null 2>&1; do
-		_ticks=$((_ticks - 1))
-		if [ "$_ticks" -le 0 ]; then
-			[ "$_name" = - ] || fail "$_name" "timed out waiting for: $*"
-			return 1
-		fi
-		sleep 0.2
-	done
-	[ "$_name" = - ] || pass "$_name"
-	return 0
-}
+# The checks shared with the system guests: pass fail skip info finish
+# host check_eq check_cmd wait_for (tests/lib/guest.sh).
+. /vwc/lib/guest.sh
 
 _blk() { echo "${1#/dev/}"; }
 
@@ -77,12 +23,6 @@ wc() {
 
 # set_wc DEV "write through"|"write back"
 set_wc() { echo "$2" >"/sys/block/$(_blk "$1")/queue/write_cache"; }
-
-# host CMD: ask the host to send CMD to the QEMU monitor (HMP), e.g.
-#   host "qom-set /machine/peripheral/nv0 smart_critical_warning 16"
-# {dir} in CMD becomes the run's host directory (spare images live there).
-# The host acts asynchronously: poll for the effect with wait_for.
-host() { echo "VWC-HOST: $*"; }
 
 # kernel_ge MAJ MIN: the running kernel is at least MAJ.MIN.
 kernel_ge() {
