@@ -69,11 +69,17 @@ bash tests/vm/kernels.sh 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
 
 step "nvme-cli source (Debian's, for the nvme binary with the plugin)"
 MESON_OPTS+=("-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)")
+# The build is instrumented for line coverage: the unit tests and every
+# guest of the VM suite write counters, and the coverage suite reports
+# them (no guest is booted a second time for coverage).
+MESON_OPTS+=(-Db_coverage=true)
 
 built=0
 step "meson build"
 if [ -f "$BUILD/build.ninja" ]; then
-	setup=(meson setup --reconfigure "$BUILD" "${MESON_OPTS[@]}")
+	# meson 1.0's setup --reconfigure drops base options such as
+	# b_coverage; configure sets them
+	setup=(meson configure "$BUILD" "${MESON_OPTS[@]}")
 else
 	setup=(meson setup "$BUILD" "${MESON_OPTS[@]}")
 fi
@@ -98,13 +104,20 @@ unit_tests() {
 }
 
 if [ "$built" = 1 ]; then
+	# fresh counters for this run
+	find "$BUILD" -name '*.gcda' -delete
 	if wanted unit; then
 		step "unit tests"
 		timed unit unit_tests
 	fi
 	step "meson install"
 	rm -rf "$DESTDIR_OUT"
-	if ! DESTDIR=$DESTDIR_OUT meson install -C "$BUILD" --quiet; then
+	if DESTDIR=$DESTDIR_OUT meson install -C "$BUILD" --quiet; then
+		# the guests send their counters back (tests/coverage/guest-*.sh)
+		install -D -m 644 tests/coverage/guest-env.sh "$DESTDIR_OUT/etc/vwc-test/env"
+		install -D -m 755 tests/coverage/guest-after.sh "$DESTDIR_OUT/etc/vwc-test/after"
+		echo "$BUILD" >"$DESTDIR_OUT/etc/vwc-test/gcov-dir"
+	else
 		broken "meson install"
 		rm -rf "$DESTDIR_OUT"
 	fi
@@ -112,6 +125,7 @@ fi
 
 vm_suite() {
 	local vm_out=$BUILD/vm-suite.out rc=0 summary vp vf vs vm_dest=()
+	rm -rf "$BUILD/vm-logs" # the coverage report reads every log there
 	mkdir -p "$BUILD"
 	[ -d "$DESTDIR_OUT" ] && vm_dest=("$DESTDIR_OUT")
 	bash tests/vm/run-suite.sh "${vm_dest[@]}" 2>&1 | tee "$vm_out" || rc=$?
@@ -187,8 +201,16 @@ run sanitize 10 "ASan+UBSan: unit tests; VM core and watch on 7.2" \
 	suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
 run valgrind 8 "memcheck on the sidecar over 1000 Set Features, VM 7.2" \
 	suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
-run coverage 15 "src/ lines: unit tests + VM cases, see tests/coverage/run.sh" \
-	suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
+# The counters of the unit tests and of the VM suite's guests. Without the
+# VM suite (--suite coverage alone), tests/coverage/run.sh boots its own.
+if wanted vm; then
+	run coverage 2 "src/ lines: the unit tests and every guest of the VM suite" \
+		suite coverage env VWC_COV_GOAL="${VWC_COV_GOAL:-80}" \
+		bash tests/coverage/report.sh "$BUILD" "$BUILD"/vm-logs/*.log
+else
+	run coverage 15 "src/ lines: unit tests + VM cases, see tests/coverage/run.sh" \
+		suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
+fi
 
 echo
 echo "time: ${SECONDS} s in all; $(IFS=';'; echo "${times[*]}" | sed 's/;/, /g')"

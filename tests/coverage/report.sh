@@ -33,9 +33,15 @@ for log in "$@"; do
 	fi
 	src=$g$BUILD
 	[ -d "$src/src" ] || { echo "coverage: warning: $log: no data for $BUILD"; continue; }
-	gcov-tool merge "$src" "$work/acc" -o "$work/acc.new" >/dev/null 2>&1 &&
-		rm -rf "$work/acc" && mv "$work/acc.new" "$work/acc" ||
+	if [ -z "$(find "$work/acc" -name '*.gcda' -print -quit)" ]; then
+		# nothing yet (no unit tests ran): the first guest's counters
+		cp -a "$src/." "$work/acc/"
+	elif gcov-tool merge "$src" "$work/acc" -o "$work/acc.new" >/dev/null 2>&1; then
+		rm -rf "$work/acc" && mv "$work/acc.new" "$work/acc"
+	else
 		echo "coverage: warning: $log: gcov-tool merge failed, left out"
+		continue
+	fi
 	guests=$((guests + 1))
 done
 echo "coverage: unit tests + $guests guest(s)"
