@@ -117,6 +117,10 @@ run_suite() {
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
 	cp tests/system/guest/test.sh tests/system/guest/plugin.sh "$work/vwc/"
 	cp tests/lib/guest.sh "$work/vwc/lib/"
+	# wc-sampler (static): write_cache sampled through the upgrade
+	mkdir -p "$work/vwc/bin"
+	gcc -O2 -Wall -static -o "$work/vwc/bin/wc-sampler" tests/vm/tools/wc-sampler.c ||
+		broken "$name" "wc-sampler did not build"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
 	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null
