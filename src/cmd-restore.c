@@ -87,6 +87,7 @@ static int restore_ns(const struct vwc_ns *ns, bool dry_run, bool allow_wt,
 
 int cmd_restore(int argc, char **argv)
 {
+	struct vwc_config cfg;
 	struct vwc_opts o;
 	struct vwc_run r;
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
@@ -98,18 +99,21 @@ int cmd_restore(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "restore"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s restore [<device>...|--all] [--dry-run]\n\n"
+		printf("Usage: %s restore [<device>...|--all] [--dry-run] [--config=<file>]\n\n"
 		       "Put every namespace this tool changed back to the value it found\n"
 		       "(the kernel's own choice), and remove the files it wrote (modprobe.d\n"
 		       "snippet). A value changed by someone else since is left alone and\n"
 		       "reported. Write through is never restored on a controller whose\n"
-		       "cache is enabled or unknown. Until the next explicit 'sync', the\n"
+		       "cache is enabled or unknown, nor on one the configuration keeps in\n"
+		       "write back. Until the next explicit 'sync', the\n"
 		       "sidecar and udev's runs leave restored namespaces to the kernel\n"
 		       "(they still switch them to write back when a cache turns on).\n", vwc_prog);
 		return 0;
 	}
+	if (vwc_load_config(&o, &cfg))
+		return VWC_EXIT_ERROR;
 	/* write back at once; the writers' lock only for write through */
-	ret = vwc_cmd_start(&r, "restore", &o, NULL);
+	ret = vwc_cmd_start(&r, "restore", &o, &cfg);
 	if (ret)
 		return ret;
 	later = calloc(r.topo.nr_ns + 1, sizeof(*later));
