@@ -78,7 +78,7 @@ static int blk_write(const char *syspath, enum vwc_mode mode)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/queue/write_cache", syspath);
-	r = write_small(path, vwc_mode_str(mode), 0);
+	r = write_small(path, vwc_mode_str(mode), O_TRUNC);
 	if (r)
 		return r;
 	r = vwc_blk_read(syspath, &now);
@@ -111,6 +111,13 @@ static int record_load(const char *name, enum vwc_mode *orig,
 	return 0;
 }
 
+int vwc_blk_record(const char *name, enum vwc_mode *orig)
+{
+	enum vwc_mode set;
+
+	return record_load(name, orig, &set);
+}
+
 int vwc_mkdir_p(const char *dir)
 {
 	char tmp[512], *p;
@@ -120,11 +127,11 @@ int vwc_mkdir_p(const char *dir)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -146,7 +153,8 @@ static void record_change(const char *name, enum vwc_mode before,
 	r = vwc_mkdir_p(dir);
 	if (!r) {
 		record_path(name, path, sizeof(path));
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		/* writers of write back run concurrently: a file each */
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 		snprintf(buf, sizeof(buf), "original=%s\nset=%s\n",
 			 vwc_mode_str(orig), vwc_mode_str(set));
 		r = write_small(tmp, buf, O_CREAT | O_TRUNC);

@@ -59,6 +59,15 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 		    bool allow_wt, char *msg, size_t len);
 
 /**
+ * vwc_blk_record() - the original value recorded for a node
+ * @name:	its kernel name
+ * @orig:	result: what the node had before this tool changed it
+ *
+ * Return: 0, -ENOENT if this tool did not change it, or a negative errno.
+ */
+int vwc_blk_record(const char *name, enum vwc_mode *orig);
+
+/**
  * vwc_blk_hold() - mark, unmark or test "handed back to the kernel"
  * @name:	namespace block name
  * @op:		VWC_HOLD_SET (restore), VWC_HOLD_CLEAR (an explicit sync),
@@ -80,7 +89,8 @@ int vwc_blk_hold(const char *name, enum vwc_hold_op op);
 const char *vwc_rundir(void);
 
 /**
- * vwc_mkdir_p() - create a directory and its parents (mode 0755)
+ * vwc_mkdir_p() - create a directory and its parents (mode 0700: the
+ *		   run directory and the records are root's alone)
  * @dir:	path
  *
  * Return: 0 (also if it exists) or a negative errno.

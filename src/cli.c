@@ -14,7 +14,6 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
-#include "lock.h"
 #include "log.h"
 #include "report.h"
 #include "verbs.h"
@@ -159,48 +158,6 @@ int vwc_cmd_start(struct vwc_run *r, const char *cmd,
 	return 0;
 }
 
-int vwc_cmd_start_locked(struct vwc_run *r, const char *cmd,
-			 const struct vwc_opts *o,
-			 const struct vwc_config *cfg)
-{
-	int ret, i, pid;
-
-	if (o->all && o->nr_args) {
-		vwc_err("%s: --all and device names are exclusive", cmd);
-		return VWC_EXIT_USAGE;
-	}
-	if (o->dry_run)		/* writes nothing */
-		return vwc_cmd_start(r, cmd, o, cfg);
-	ret = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
-	if (ret) {
-		char why[160];
-
-		pid = vwc_lock_holder();
-		if (ret == -ETIMEDOUT)
-			snprintf(why, sizeof(why),
-				 "held by another process (pid %d) for %d s",
-				 pid, VWC_LOCK_TIMEOUT_MS / 1000);
-		else
-			snprintf(why, sizeof(why), "%s%s", strerror(-ret),
-				 ret == -EACCES || ret == -EPERM ||
-				 ret == -EROFS ? " (must be root)" : "");
-		for (i = 0; i < o->nr_args; i++)
-			vwc_err("%s: cannot take the writers' lock %s: %s; nothing changed",
-				o->args[i], vwc_lock_path(), why);
-		if (!o->nr_args)
-			vwc_err("%s: cannot take the writers' lock %s: %s; nothing changed",
-				cmd, vwc_lock_path(), why);
-		return VWC_EXIT_ERROR;
-	}
-	ret = vwc_cmd_start(r, cmd, o, cfg);
-	if (ret) {
-		vwc_lock_release();
-		return ret;
-	}
-	r->locked = true;
-	return 0;
-}
-
 /*
  * sync: the heart. Probe, decide, apply, report.
  */
@@ -228,7 +185,8 @@ int cmd_sync(int argc, char **argv)
 	}
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_cmd_start_locked(&r, "sync", &o, &cfg);
+	/* write back at once; the writers' lock only for write through */
+	ret = vwc_cmd_start(&r, "sync", &o, &cfg);
 	if (ret)
 		return ret;
 	vwc_run_probe(&r);

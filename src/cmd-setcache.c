@@ -3,8 +3,12 @@
  * set-cache on|off: change the drive's volatile write cache with the
  * block layer ordered around it, so the safety invariant holds at every
  * instant:
- *   on:  every namespace to write-back first, then WCE=1, then verify;
- *   off: WCE=0 first, verify, then the policy (write-through follows).
+ *   on:  every namespace to write-back first (no lock: the safe direction
+ *        never waits), then WCE=1 and its verification under the writers'
+ *        lock;
+ *   off: under the writers' lock, WCE=0 first, verify, then the policy
+ *        (write-through follows).
+ * The lock, once taken, is kept until the end (vwc_run_free()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "lock.h"
 #include "log.h"
 #include "nvme-io.h"
 
@@ -54,14 +59,34 @@ out:
 	return r;
 }
 
-static int enable(struct vwc_run *r, int ci)
+/* The writers' lock before a Set Features 06h, kept to the end. */
+static int lock_for(struct vwc_run *r, const struct vwc_ctrl *c)
+{
+	char why[160];
+	int ret;
+
+	if (r->locked || r->dry_run)
+		return 0;
+	ret = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+	if (ret) {
+		vwc_err("%s: cannot take the writers' lock %s: %s; cache left as it is",
+			c->name, vwc_lock_path(),
+			vwc_lock_strerror(ret, why, sizeof(why)));
+		r->nr_failed++;
+		return ret;
+	}
+	r->locked = true;
+	return 0;
+}
+
+/* Every namespace @ci reaches to write back. Return: 0 or an errno. */
+static int all_write_back(struct vwc_run *r, int ci)
 {
 	struct vwc_ctrl *c = &r->topo.ctrls[ci];
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
 				   VWC_REASON_WCE_ENABLED };
 	int i, ret;
 
-	/* 1. flushes on for every namespace this controller reaches */
 	for (i = 0; i < r->topo.nr_ns; i++) {
 		struct vwc_ns *ns = &r->topo.ns[i];
 
@@ -76,9 +101,26 @@ static int enable(struct vwc_run *r, int ci)
 			return ret;
 		}
 	}
-	/* 2. only then the cache */
-	if (r->dry_run)
-		return 0;
+	return 0;
+}
+
+static int enable(struct vwc_run *r, int ci)
+{
+	struct vwc_ctrl *c = &r->topo.ctrls[ci];
+	int ret;
+
+	/* 1. flushes on for every namespace this controller reaches, at
+	 * once: the safe direction waits for no lock */
+	ret = all_write_back(r, ci);
+	if (ret || r->dry_run)
+		return ret;
+	/* 2. under the lock, again: a writer that held it may have written
+	 * write through since step 1; then only the cache */
+	ret = lock_for(r, c);
+	if (!ret)
+		ret = all_write_back(r, ci);
+	if (ret)
+		return ret;
 	ret = set_wce_verified(c, true);
 	if (ret)
 		r->nr_failed++;
@@ -92,6 +134,9 @@ static int disable(struct vwc_run *r, int ci)
 
 	/* 1. the cache off, verified */
 	if (!r->dry_run) {
+		ret = lock_for(r, c);
+		if (ret)
+			return ret;
 		ret = set_wce_verified(c, false);
 		if (ret) {
 			r->nr_failed++;
@@ -134,7 +179,7 @@ int cmd_set_cache(int argc, char **argv)
 	/* the devices follow on|off */
 	o.args++;
 	o.nr_args--;
-	ret = vwc_cmd_start_locked(&r, "set-cache", &o, &cfg);
+	ret = vwc_cmd_start(&r, "set-cache", &o, &cfg);
 	if (ret)
 		return ret;
 	/* namespaces named: act on their controllers */

@@ -372,11 +372,13 @@ static void rescan(struct watch *w)
 static bool take_lock(struct watch *w)
 {
 	int r = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+	char why[160];
 
 	if (!r)
 		return true;
-	vwc_err("cannot take the writers' lock %s: %s (holder pid %d); trying again in %.0f s",
-		vwc_lock_path(), strerror(-r), vwc_lock_holder(), LOCK_RETRY);
+	vwc_err("cannot take the writers' lock %s: %s; trying again in %.0f s",
+		vwc_lock_path(), vwc_lock_strerror(r, why, sizeof(why)),
+		LOCK_RETRY);
 	w->lock_retry = now_s() + LOCK_RETRY;
 	return false;
 }
@@ -393,29 +395,27 @@ static void release_lock(void)
 
 /*
  * A Set Features 06h with WCE=1 was submitted to @c: the safe direction
- * at once, without waiting for the drive.
+ * at once, without waiting for the drive or the writers' lock (lock.h).
  */
 static void write_back_now(struct watch *w, struct watched_ctrl *c)
 {
-	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
-				   VWC_REASON_WCE_ENABLED };
 	struct vwc_topo *t = &w->run.topo;
 	int ci = vwc_topo_find_ctrl(t, c->name), i;
 
-	if (ci < 0 || !take_lock(w))
+	if (ci < 0)
 		return;
+	vwc_run_write_back(&w->run, ci);
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 		struct watched_ns *n;
 
-		if (!vwc_ns_has_ctrl(ns, ci))
+		if (!vwc_ns_has_ctrl(ns, ci) || ns->action == VWC_ACT_FAILED ||
+		    ns->decision.mode != VWC_MODE_WRITE_BACK)
 			continue;
-		vwc_blk_apply(ns, wb, false);
 		n = find_ns(w, ns->name);
-		if (n && ns->action != VWC_ACT_FAILED)
+		if (n)
 			n->expected = VWC_MODE_WRITE_BACK;
 	}
-	release_lock();
 	w->publish = true;
 }
 

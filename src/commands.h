@@ -86,24 +86,6 @@ int vwc_cmd_start(struct vwc_run *r, const char *cmd,
 		  const struct vwc_opts *o, const struct vwc_config *cfg);
 
 /**
- * vwc_cmd_start_locked() - vwc_cmd_start() under the writers' lock
- * @r:		run to initialize (vwc_run_free() releases the lock)
- * @cmd:	command name
- * @o:		parsed options
- * @cfg:	configuration, may be NULL
- *
- * For every command that writes queue/write_cache or WCE: takes the lock
- * of lock.h (waiting up to VWC_LOCK_TIMEOUT_MS) before the host is
- * scanned, so probe, decide and write happen under it.
- *
- * Return: 0, or the exit status the command should return (message
- * printed, naming each device).
- */
-int vwc_cmd_start_locked(struct vwc_run *r, const char *cmd,
-			 const struct vwc_opts *o,
-			 const struct vwc_config *cfg);
-
-/**
  * vwc_cli_list() - print the command table
  * @out:	stream
  */

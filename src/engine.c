@@ -22,6 +22,7 @@ int vwc_run_init(struct vwc_run *r, const char *command,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	r->lock_wait_ms = VWC_LOCK_TIMEOUT_MS;
 	r->command = command;
 	r->cfg = cfg;
 	r->udev = udev_new();
@@ -341,31 +342,149 @@ static void recheck(struct vwc_run *r)
 	}
 }
 
+/* The decision for @ns, with restore's marks (keep_restored). */
+static struct vwc_decision decide_ns(struct vwc_run *r, struct vwc_ns *ns)
+{
+	struct vwc_decision d = vwc_ns_decision(r, ns);
+
+	if (r->keep_restored) {
+		if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+			d = vwc_policy_restored(d);
+	} else if (!r->dry_run) {
+		vwc_blk_hold(ns->name, VWC_HOLD_CLEAR);
+	}
+	return d;
+}
+
+/* The writers' lock could not be had: @ns keeps its mode. */
+static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err)
+{
+	char why[160];
+
+	ns->decision = vwc_ns_decision(r, ns);
+	if (vwc_blk_read(ns->syspath, &ns->before))
+		ns->before = VWC_MODE_NONE;
+	ns->after = ns->before;
+	if (ns->before == VWC_MODE_WRITE_THROUGH) {
+		ns->action = VWC_ACT_UNCHANGED;	/* nothing to write */
+		return 0;
+	}
+	if (err == -ETIMEDOUT)
+		r->lock_busy = true;
+	ns->action = VWC_ACT_FAILED;
+	snprintf(ns->errmsg, sizeof(ns->errmsg),
+		 "cannot take the writers' lock %s: %s; left in %s",
+		 vwc_lock_path(), vwc_lock_strerror(err, why, sizeof(why)),
+		 vwc_mode_str(ns->before));
+	if (r->lock_wait_ms)
+		vwc_err("%s: %s", ns->name, ns->errmsg);
+	else
+		vwc_info("%s: %s", ns->name, ns->errmsg);
+	return 1;
+}
+
 int vwc_run_apply(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
-	int i, failed = 0;
+	bool *later, *again, any = false;
+	int i, j, ret, failed = 0;
 
+	later = calloc(t->nr_ns + 1, sizeof(*later));
+	again = calloc(t->nr_ctrls + 1, sizeof(*again));
+	if (!later || !again) {
+		free(later);
+		free(again);
+		return ++r->nr_failed;
+	}
+	r->lock_busy = false;
+	/* 1. write back (and "leave alone") at once: no lock, no wait */
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
-
 		struct vwc_decision d;
 
 		if (!ns->wanted)
 			continue;
-		d = vwc_ns_decision(r, ns);
-		if (r->keep_restored) {
-			if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
-				d = vwc_policy_restored(d);
-		} else if (!r->dry_run) {
-			vwc_blk_hold(ns->name, VWC_HOLD_CLEAR);
+		d = decide_ns(r, ns);
+		if (d.mode == VWC_MODE_WRITE_THROUGH && !r->dry_run) {
+			later[i] = any = true;
+			continue;
 		}
 		if (vwc_blk_apply(ns, d, r->dry_run))
 			failed++;
 	}
-	if (!r->dry_run)
-		recheck(r);
+	/* 2. write through under the writers' lock, on facts read under it */
+	if (any) {
+		ret = vwc_lock_take(r->lock_wait_ms);
+		for (i = 0; i < t->nr_ns; i++) {
+			if (!later[i])
+				continue;
+			if (ret) {
+				failed += left_alone(r, &t->ns[i], ret);
+				continue;
+			}
+			for (j = 0; j < t->ns[i].nr_ctrl; j++)
+				again[t->ns[i].ctrl[j]] = true;
+		}
+		if (!ret) {
+			/* only WCE can have changed since the probe */
+			for (j = 0; j < t->nr_ctrls; j++)
+				if (again[j])
+					vwc_probe_ctrl_wce(r, &t->ctrls[j]);
+			for (i = 0; i < t->nr_ns; i++)
+				if (later[i] &&
+				    vwc_blk_apply(&t->ns[i],
+						  decide_ns(r, &t->ns[i]),
+						  false))
+					failed++;
+			recheck(r);
+			vwc_lock_release();
+		}
+	}
+	free(later);
+	free(again);
 	r->nr_failed += failed;
+	return failed;
+}
+
+/* The controller's namespaces where any reaching controller is ignored. */
+static bool ns_ignored(const struct vwc_run *r, const struct vwc_ns *ns)
+{
+	int j;
+
+	for (j = 0; j < ns->nr_ctrl; j++) {
+		const struct vwc_ctrl *c = &r->topo.ctrls[ns->ctrl[j]];
+		enum vwc_override o = c->probed ? c->facts.override :
+				      vwc_config_override(r->cfg, c);
+
+		if (o == VWC_OVERRIDE_IGNORE)
+			return true;
+	}
+	return false;
+}
+
+int vwc_run_write_back(struct vwc_run *r, int ci)
+{
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_ENABLED };
+	struct vwc_topo *t = &r->topo;
+	int i, failed = 0;
+
+	if (ci < 0 || ci >= t->nr_ctrls)
+		return 0;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+
+		if (!vwc_ns_has_ctrl(ns, ci))
+			continue;
+		if (ns_ignored(r, ns)) {
+			vwc_blk_apply(ns, (struct vwc_decision){
+					VWC_MODE_NONE, VWC_REASON_IGNORED },
+				      false);
+			continue;
+		}
+		if (vwc_blk_apply(ns, wb, false))
+			failed++;
+	}
 	return failed;
 }
 

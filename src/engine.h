@@ -38,6 +38,12 @@ struct vwc_run {
 	int nr_errs;
 	int nr_failed;		/* namespaces or controllers that failed */
 	bool locked;		/* holds the writers' lock (lock.h) */
+	int lock_wait_ms;	/* how long vwc_run_apply() waits for the
+				 * lock before write through (default
+				 * VWC_LOCK_TIMEOUT_MS; 0: one try) */
+	bool lock_busy;		/* the last vwc_run_apply() left write
+				 * through undone: another process held
+				 * the lock (try again later) */
 	bool keep_restored;	/* never write-through on what restore
 				 * handed back; else clear those marks */
 };
@@ -150,15 +156,44 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 
 /**
  * vwc_run_apply() - decide and apply for every selected namespace
- * @r:	run
+ * @r:	run (controllers probed)
  *
- * After switching namespaces to write-through, the controllers' WCE is
- * read once more: if it changed meanwhile, those namespaces go back to
- * write-back at once.
+ * Two phases. First every namespace whose decision is write back (or
+ * "leave alone") is written at once, without the writers' lock and
+ * without waiting for anything: the safe direction never waits (lock.h).
+ * Then, only if some namespace is to go write through, the lock is taken
+ * (waiting at most @r->lock_wait_ms, nothing if the caller holds it
+ * already); under it WCE of every controller reaching those namespaces is
+ * read again and the decision made again from it, the namespaces are
+ * written, and WCE is read once more (if it changed meanwhile, those
+ * namespaces go back to write back at once). If the lock cannot be had,
+ * those namespaces keep their mode (failed, with the holder named, unless
+ * already write through) and @r->lock_busy is set.
  *
  * Return: the number of namespaces that failed.
  */
 int vwc_run_apply(struct vwc_run *r);
+
+/**
+ * vwc_run_write_back() - write back on every namespace a controller reaches
+ * @r:	run (its topology and configuration; the controller's facts need
+ *	not be known)
+ * @ci:	controller index in @r->topo
+ *
+ * For the sidecar, when a Set Features 06h with WCE=1 is seen in flight or
+ * anything else says the cache may be on: takes no lock and waits for
+ * nothing, neither the writers' lock nor an admin command (lock.h says why
+ * that keeps the invariant), so call it without holding the lock too.
+ * Writes only the nodes (head and hidden paths) that differ, each checked
+ * by reading it back. Namespaces that a controller configured "ignore"
+ * reaches are left alone (action VWC_ACT_SKIPPED); namespaces "restore"
+ * handed back get write back too (the safe direction is always taken).
+ * Each namespace's decision, before, after, action and errmsg are filled
+ * in; other namespaces and every controller's facts are not touched.
+ *
+ * Return: the number of namespaces that could not be written.
+ */
+int vwc_run_write_back(struct vwc_run *r, int ci);
 
 /**
  * vwc_run_irq_coalesce() - apply the configured interrupt coalescing

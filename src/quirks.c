@@ -24,7 +24,6 @@
 
 #include "blk.h"
 #include "engine.h"
-#include "lock.h"
 #include "log.h"
 #include "quirks.h"
 
@@ -1227,9 +1226,9 @@ static int bind_to(const char *what, const char *addr)
  * (udev's PCI and controller events, a manual run, restore), not by the
  * writers' lock: a rebind writes no write_cache (the namespaces come back in
  * the kernel's write back), and while it waits for a namespace to be free,
- * udev's workers that hold it open wait for the writers' lock in their sync.
- * Order: restore holds the writers' lock, then this one; quirks takes the
- * writers' lock only after releasing this one (pending_resync).
+ * udev's workers that hold it open may wait for the writers' lock in their
+ * sync (before write through). Neither restore nor quirks holds the
+ * writers' lock while it takes this one (pending_resync comes after).
  */
 static int qlock_fd = -1;
 
@@ -1275,7 +1274,10 @@ static void resync_later(const char *ctrl)
 			 "%s", ctrl);
 }
 
-/* write cache policy again on the re-created namespaces (writers' lock) */
+/*
+ * write cache policy again on the re-created namespaces: write back at
+ * once, write through under the writers' lock (vwc_run_apply())
+ */
 static void resync_pending(const struct vwc_quirks_opts *qo)
 {
 	struct vwc_run r;
@@ -1284,11 +1286,6 @@ static void resync_pending(const struct vwc_quirks_opts *qo)
 	nr_pending_resync = 0;
 	if (!n || qo->dry_run)
 		return;
-	if (vwc_lock_take(VWC_LOCK_TIMEOUT_MS)) {
-		vwc_warn("cannot take the writers' lock %s: the write-cache policy of the rebound controllers is left to udev",
-			 vwc_lock_path());
-		return;
-	}
 	if (!vwc_run_init(&r, "quirks", qo->cfg)) {
 		char *args[16];
 
@@ -1300,7 +1297,6 @@ static void resync_pending(const struct vwc_quirks_opts *qo)
 		vwc_run_apply(&r);
 		vwc_run_free(&r);
 	}
-	vwc_lock_release();
 }
 
 /*

@@ -154,8 +154,8 @@ build_base() {
 		[ -e "$root/$f" ] || ln -s /usr/bin/busybox "$root/$f"
 	done
 
-	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks; lvm (LVM cases).
-	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv /usr/sbin/blkdiscard /usr/bin/kmod /usr/sbin/lvm)
+	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks; lvm (LVM cases); flock(1) (the lock case: the man page's pattern).
+	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv /usr/bin/flock /usr/sbin/blkdiscard /usr/bin/kmod /usr/sbin/lvm)
 	for f in "${bins[@]}"; do
 		rm -f "$root$f"
 		add_file "$root" "$f"

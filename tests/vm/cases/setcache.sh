@@ -60,4 +60,21 @@ printf '# plp drive\ndevice serial=VWC0 write-cache=write-through\n' >/tmp/wt.co
 err=$(nvme vwc-sync --config=/tmp/wt.conf "$c" 2>&1); rc=$?
 case "$rc:$err" in 1:*/tmp/wt.conf:2:*refused*set-cache\ off*) pass "config write-through refused with file:line and the safe path" ;; *) fail "config write-through refusal" "rc=$rc $err" ;; esac
 check_eq "refused config: nothing applied" "$(wc "$ns")" "write back"
+
+# restore reads the configuration (issue 21): a node this tool moved from
+# write through to write back because the admin forces write back is not
+# put back in write through, though the drive reports WCE=0
+nvme-vwc-sync restore --all >/dev/null 2>&1
+set_wc "$ns" "write through"
+nvme-vwc-sync sync --config=/tmp/wb.conf "$c" >/dev/null 2>&1
+check_eq "restore+config: forced write back recorded over write through" \
+	"$(get_wce "$c") $(wc "$ns") $(sed -n 's/^original=//p' /run/nvme-vwc-sync/changed/$ns 2>/dev/null)" \
+	"0 write back write through"
+out=$(nvme-vwc-sync restore --config=/tmp/wb.conf "$c" 2>&1); rc=$?
+check_eq "restore+config: forced write back kept (exit $rc: $out)" "$(wc "$ns")" "write back"
+# without the override the same record does go back to write through
+set_wc "$ns" "write through"
+nvme-vwc-sync sync --config=/tmp/wb.conf "$c" >/dev/null 2>&1
+out=$(nvme-vwc-sync restore "$c" 2>&1)
+check_eq "restore without config: back to the kernel's write through ($out)" "$(wc "$ns")" "write through"
 finish

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The safe direction never waits (lock.h): vwc_run_apply() on a fake
+ * sysfs tree (queue/write_cache as plain files) while another process
+ * holds the writers' lock. Write back lands while the lock is still held;
+ * write through waits for it, and is decided again on WCE read under it;
+ * a lock that cannot be had leaves write back in place and says so;
+ * vwc_run_write_back() writes at once and leaves "ignore" alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blk.h"
+#include "config.h"
+#include "engine.h"
+#include "lock.h"
+#include "tap.h"
+
+static char root[64];
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void put_wc(const char *ns, const char *val)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/sys/%s/queue", root, ns);
+	vwc_mkdir_p(p);
+	strcat(p, "/write_cache");
+	f = fopen(p, "w");
+	if (f) {
+		fprintf(f, "%s\n", val);
+		fclose(f);
+	}
+}
+
+static const char *get_wc(const char *ns)
+{
+	static char buf[32];
+	char p[256];
+	enum vwc_mode m;
+
+	snprintf(p, sizeof(p), "%s/sys/%s", root, ns);
+	if (vwc_blk_read(p, &m))
+		return "?";
+	snprintf(buf, sizeof(buf), "%s", vwc_mode_str(m));
+	return buf;
+}
+
+/*
+ * Three controllers, one namespace each:
+ *   nvme0 no cache       -> nvme0n1 write through
+ *   nvme1 WCE=1          -> nvme1n1 write back
+ *   nvme2 WCE=0          -> nvme2n1 write through, unless WCE read again
+ *                           (its node does not open: unknown, write back)
+ * Every namespace starts in the other mode.
+ */
+static void make_run(struct vwc_run *r, int idx[3])
+{
+	static const char *names[3] = { "nvme0", "nvme1", "nvme2" };
+	struct vwc_topo *t = &r->topo;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->command = "test";
+	r->lock_wait_ms = VWC_LOCK_TIMEOUT_MS;
+	t->ctrls = calloc(3, sizeof(*t->ctrls));
+	t->ns = calloc(3, sizeof(*t->ns));
+	t->nr_ctrls = t->nr_ns = 3;
+	for (i = 0; i < 3; i++) {
+		struct vwc_ctrl *c = &t->ctrls[i];
+		struct vwc_ns *ns = &t->ns[i];
+
+		snprintf(c->name, sizeof(c->name), "%s", names[i]);
+		snprintf(c->devnode, sizeof(c->devnode), "%s/dev/%s", root,
+			 names[i]);
+		snprintf(c->serial, sizeof(c->serial), "S%d", i);
+		c->probed = true;
+		c->wanted = true;
+		c->facts.present = i ? VWC_TRI_YES : VWC_TRI_NO;
+		c->facts.wce = i == 1 ? VWC_TRI_YES : i == 2 ? VWC_TRI_NO :
+			       VWC_TRI_UNKNOWN;
+		c->facts.backup_failed = VWC_TRI_NO;
+		snprintf(ns->name, sizeof(ns->name), "%sn1", names[i]);
+		snprintf(ns->syspath, sizeof(ns->syspath), "%s/sys/%s", root,
+			 ns->name);
+		idx[i] = i;
+		ns->ctrl = &idx[i];
+		ns->nr_ctrl = 1;
+		ns->wanted = true;
+	}
+	put_wc("nvme0n1", "write back");
+	put_wc("nvme1n1", "write through");
+	put_wc("nvme2n1", "write back");
+}
+
+static void free_run(struct vwc_run *r)
+{
+	free(r->topo.ctrls);
+	free(r->topo.ns);
+}
+
+/*
+ * A child that holds the lock, says 'L' on @ready, then watches nvme1n1:
+ * it reports 'B' if nvme1n1 reads write back (while nvme0n1 still reads
+ * write back, i.e. not yet written through) before @hold_ms, 'T' if not,
+ * and releases the lock after @hold_ms.
+ */
+static pid_t watcher(int hold_ms, int *ready_rd)
+{
+	int ready[2];
+	pid_t pid;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		double end;
+		char c = vwc_lock_take(1000) ? 'E' : 'L';
+
+		close(ready[0]);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(2);
+		end = now_ms() + hold_ms;
+		c = 'T';
+		while (now_ms() < end) {
+			if (c == 'T' && !strcmp(get_wc("nvme1n1"), "write back") &&
+			    !strcmp(get_wc("nvme0n1"), "write back"))
+				c = 'B';
+			usleep(2000);
+		}
+		if (write(ready[1], &c, 1) != 1)
+			_exit(2);
+		vwc_lock_release();
+		_exit(0);
+	}
+	close(ready[1]);
+	*ready_rd = ready[0];
+	return pid;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/vwc-apply-XXXXXX", run[128], cmd[160], c = 0;
+	struct vwc_config cfg;
+	struct vwc_run r;
+	int idx[3], rd, n;
+	double t0, t;
+	pid_t pid;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return tap_done();
+	}
+	snprintf(root, sizeof(root), "%s", dir);
+	snprintf(run, sizeof(run), "%s/run", dir);
+	setenv("NVME_VWC_SYNC_RUNDIR", run, 1);
+
+	/* 1. held for 600 ms: write back during the hold, write through after */
+	make_run(&r, idx);
+	pid = watcher(600, &rd);
+	ok(pid > 0 && read(rd, &c, 1) == 1 && c == 'L', "another process holds the lock");
+	t0 = now_ms();
+	n = vwc_run_apply(&r);
+	t = now_ms() - t0;
+	ok(read(rd, &c, 1) == 1 && c == 'B',
+	   "write back landed while the lock was held, write through not yet (%c)",
+	   c);
+	waitpid(pid, NULL, 0);
+	close(rd);
+	ok(t >= 400, "write through waited for the lock (%.0f ms)", t);
+	is_str(get_wc("nvme1n1"), "write back", "WCE=1: write back");
+	is_str(get_wc("nvme0n1"), "write through",
+	       "no cache: write through, under the lock");
+	is_str(get_wc("nvme2n1"), "write back",
+	       "WCE=0 read again under the lock: unknown, so write back");
+	ok(r.topo.ns[2].decision.reason == VWC_REASON_WCE_UNKNOWN,
+	   "its decision was made again (reason %d)", r.topo.ns[2].decision.reason);
+	ok(n == 0 && !r.lock_busy, "nothing failed (%d)", n);
+	ok(!vwc_lock_held(), "lock released after the run");
+	free_run(&r);
+
+	/* 2. held past lock_wait_ms: write through left undone, named */
+	make_run(&r, idx);
+	r.lock_wait_ms = 200;
+	pid = watcher(1500, &rd);
+	ok(pid > 0 && read(rd, &c, 1) == 1 && c == 'L', "held again");
+	n = vwc_run_apply(&r);
+	is_str(get_wc("nvme1n1"), "write back", "write back all the same");
+	is_str(get_wc("nvme0n1"), "write back", "write through left undone");
+	ok(r.lock_busy && n == 2, "lock_busy set, two namespaces failed (%d)",
+	   n);
+	snprintf(cmd, sizeof(cmd), "held by another process (pid %d, test-apply)",
+		 (int)pid);
+	ok(strstr(r.topo.ns[0].errmsg, cmd) != NULL, "reason names the holder: %s",
+	   r.topo.ns[0].errmsg);
+	ok(r.topo.ns[0].action == VWC_ACT_FAILED, "reported failed");
+	free_run(&r);
+
+	/* 3. one try (the sidecar's 0): at once; a namespace already in
+	 * write through is not a failure */
+	make_run(&r, idx);
+	r.lock_wait_ms = 0;
+	put_wc("nvme0n1", "write through");
+	t0 = now_ms();
+	n = vwc_run_apply(&r);
+	t = now_ms() - t0;
+	ok(t < 150 && r.lock_busy, "lock_wait_ms 0: one try (%.0f ms)", t);
+	ok(r.topo.ns[0].action == VWC_ACT_UNCHANGED,
+	   "already write through: unchanged, not failed");
+	free_run(&r);
+
+	/* 4. vwc_run_write_back(): at once while held, "ignore" left alone */
+	make_run(&r, idx);
+	put_wc("nvme1n1", "write through");
+	t0 = now_ms();
+	n = vwc_run_write_back(&r, 1);
+	t = now_ms() - t0;
+	ok(n == 0 && t < 150, "write back while the lock is held: at once (%.0f ms)",
+	   t);
+	is_str(get_wc("nvme1n1"), "write back", "written");
+	is_str(get_wc("nvme0n1"), "write back",
+	       "other controllers' namespaces untouched");
+	ok(vwc_config_parse("device serial=S2 write-cache=ignore\n", "t.conf",
+			    &cfg, cmd, sizeof(cmd)) == 0, "config: S2 ignore");
+	r.cfg = &cfg;
+	r.topo.ctrls[2].probed = false;	/* facts unknown: the config decides */
+	put_wc("nvme2n1", "write through");
+	n = vwc_run_write_back(&r, 2);
+	is_str(get_wc("nvme2n1"), "write through", "ignored controller: untouched");
+	ok(n == 0 && r.topo.ns[2].action == VWC_ACT_SKIPPED, "reported skipped");
+	ok(vwc_run_write_back(&r, 7) == 0, "no such controller: nothing");
+	free_run(&r);
+	waitpid(pid, NULL, 0);
+	close(rd);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ok(!system(cmd), "cleanup");
+	return tap_done();
+}
