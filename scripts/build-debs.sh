@@ -18,6 +18,10 @@
 # in the chroot. Exit status 0 only if the build succeeded and lintian
 # reported no error (E:); warnings are listed in lintian.txt.
 #
+# The tree is a git checkout or an unpacked tarball (git archive, a release
+# download): without git, every file is copied but the ones .gitignore
+# names (build*/, _cache/, *.o, *.orig) and nvme-cli/; --head needs git.
+#
 # Two binary packages from the one source: nvme-vwc-sync, and nvme-cli-vwc
 # (build profile pkg.nvme-vwc-sync.plugin; --no-plugin leaves it out):
 # the suite's own nvme-cli, `nvme`, rebuilt from the suite's nvme-cli
@@ -77,6 +81,10 @@ in_chroot() {
 	bash scripts/chroot.sh --run "$suite" "$dir" -- "$@"
 }
 
+# A git checkout (this tree its top level) or an unpacked tarball.
+in_git=''
+[ "$(git -C "$REPO" rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ] || in_git=1
+
 t0=$SECONDS
 mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
@@ -87,14 +95,23 @@ pkgver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 src=$work/nvme-vwc-sync-${pkgver%%-*}
 mkdir -p "$src"
 if [ -n "$head" ]; then
+	[ -n "$in_git" ] || die "--head needs a git checkout; $REPO is not one (an unpacked tarball: leave --head out)"
 	git archive HEAD | tar -C "$src" -xf -
 	rm -rf "$src/debian"
 	tar -C "$REPO" -cf - debian | tar -C "$src" -xf -
-else
+elif [ -n "$in_git" ]; then
 	git ls-files -z --cached --others --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 		tar -C "$REPO" --null -T - -cf - | tar -C "$src" -xf -
+else
+	# An unpacked tarball (git archive, a release download): every file
+	# but what .gitignore keeps out of a checkout, and nvme-cli/ (the
+	# plugin profile's input, put there again below).
+	tar -C "$REPO" --exclude=./.git --exclude='./build*' --exclude=./_cache \
+		--exclude=./nvme-cli --exclude='*.o' --exclude='*.orig' -cf - . |
+		tar -C "$src" -xf -
 fi
+[ -f "$src/debian/rules" ] || die "no debian/rules in the copy of $REPO"
 if [ -n "$version" ]; then
 	{
 		printf 'nvme-vwc-sync (%s) unstable; urgency=medium\n\n' "$version"
@@ -120,6 +137,7 @@ if [ -n "$plugin" ]; then
 	[ "$got" = "$inst" ] ||
 		die "$suite: fetched nvme-cli source '$got' is not the chroot's nvme-cli $inst"
 	log "$suite: nvme-cli source $got ($(cat "$tree/.vwc-unpacked-from" 2>/dev/null)) for nvme-cli-vwc"
+	rm -rf "$src/nvme-cli"
 	cp -a "$tree" "$src/nvme-cli"
 fi
 
