@@ -5,7 +5,7 @@
 # sbuild and pbuilder do: `dpkg-buildpackage -us -uc -b` in the chroot made
 # by scripts/chroot.sh (cached), then lintian from the same suite.
 #
-#   build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]
+#   build-debs.sh [--version V] [--head] [--no-plugin] [--stage-only] SUITE [OUTDIR]
 #
 # SUITE: bookworm or trixie (sid works too). OUTDIR defaults to
 # build-debs/SUITE in the repository (git-ignored); it receives the .deb
@@ -21,6 +21,8 @@
 # The tree is a git checkout or an unpacked tarball (git archive, a release
 # download): without git, every file is copied but the ones .gitignore
 # names (build*/, _cache/, *.o, *.orig) and nvme-cli/; --head needs git.
+# --stage-only stops after that copy (OUTDIR/work/nvme-vwc-sync-VERSION,
+# printed), before any chroot: tests/pkg/rpm.sh compares the two ways.
 #
 # Two binary packages from the one source: nvme-vwc-sync, and nvme-cli-vwc
 # (build profile pkg.nvme-vwc-sync.plugin; --no-plugin leaves it out):
@@ -41,12 +43,13 @@ CACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 log() { echo "build-debs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-version='' head='' plugin=1
+version='' head='' plugin=1 stage_only=''
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--version) version=${2:?--version needs a value}; shift 2 ;;
 	--head) head=1; shift ;;
 	--no-plugin) plugin=''; shift ;;
+	--stage-only) stage_only=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -68,9 +71,6 @@ if [ -n "$plugin" ]; then
 	deps+=(nvme-cli libdbus-1-dev libkeyutils-dev zlib1g-dev patch)
 	profile=(pkg.nvme-vwc-sync.plugin)
 fi
-
-root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
-[ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
 # in_chroot DIR CMD...: scripts/chroot.sh --run (it makes the mount point
 # and removes what it made when no other run is inside the chroot).
@@ -121,6 +121,14 @@ if [ -n "$version" ]; then
 		cat debian/changelog
 	} >"$src/debian/changelog"
 fi
+
+if [ -n "$stage_only" ]; then
+	echo "$src"
+	exit 0
+fi
+
+root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
+[ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
 if [ -n "$plugin" ]; then
 	# The suite's nvme-cli source, fetched in the chroot (cached there).
