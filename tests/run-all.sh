@@ -129,6 +129,9 @@ within fleet 15 && suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs
 step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
 within compat 15 && suite compat bash tests/compat/run.sh
 
+step "rpm (the RPM spec built with Debian's rpmbuild, rpmlint; the release tarball's source copy)"
+within rpm 5 && suite rpm bash tests/pkg/rpm.sh "$BUILD/rpm"
+
 step "analyze (gcc -fanalyzer, clang scan-build)"
 within analyze 6 && suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
 
