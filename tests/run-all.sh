@@ -126,6 +126,13 @@ within system 40 && suite system bash tests/system/run.sh
 step "fleet (ansible playbook, promtool)"
 within fleet 15 && suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
 
+# after system: both reuse the packages it built (both versions)
+step "piuparts (install, purge, upgrade 0.1.0 -> next; bookworm, trixie)"
+within piuparts 10 && suite piuparts bash tests/pkg/piuparts.sh "$BUILD/piuparts"
+
+step "autopkgtest (debian/tests, autopkgtest-virt-unshare; bookworm, trixie)"
+within autopkgtest 8 && suite autopkgtest bash tests/pkg/autopkgtest.sh "$BUILD/autopkgtest"
+
 step "compat (nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2)"
 within compat 15 && suite compat bash tests/compat/run.sh
 
