@@ -17,7 +17,7 @@
 #
 # Prints "autopkgtest: N passed, N failed" last; exit 1 on a failure.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
 OUT=${1:-$REPO/build/autopkgtest}
 shift || true
@@ -72,7 +72,7 @@ run() {
 		--setup-commands='apt-get -q update' "$deb" "$src/" -- \
 		unshare --release "$suite" --tarball "$tgz" \
 		>"$OUT/$suite.log" 2>&1 || rc=$?
-	echo "time $((SECONDS - t0)) rc $rc" >"$res"
+	echo "time $((SECONDS - t0)) s, exit $rc" >"$res"
 }
 
 for suite in "$@"; do

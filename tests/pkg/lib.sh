@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # tests/pkg/lib.sh - sourced by piuparts.sh and autopkgtest.sh: the

@@ -22,7 +22,7 @@
 #
 # Prints "piuparts: N passed, N failed" last; exit 1 on a failure.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
 OUT=${1:-$REPO/build/piuparts}
 shift || true

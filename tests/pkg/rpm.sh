@@ -30,7 +30,7 @@
 #
 # Prints "rpm: N passed, N failed[, N skipped]" last; exit 1 on a failure.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
 OUT=${1:-$REPO/build/rpm}
 SPEC=$REPO/packaging/rpm/nvme-vwc-sync.spec
