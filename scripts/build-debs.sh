@@ -5,7 +5,7 @@
 # sbuild and pbuilder do: `dpkg-buildpackage -us -uc -b` in the chroot made
 # by scripts/chroot.sh (cached), then lintian from the same suite.
 #
-#   build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]
+#   build-debs.sh [--version V] [--head] [--no-plugin] [--stage-only] SUITE [OUTDIR]
 #
 # SUITE: bookworm or trixie (sid works too). OUTDIR defaults to
 # build-debs/SUITE in the repository (git-ignored); it receives the .deb
@@ -17,6 +17,12 @@
 # changed. dpkg-checkbuilddeps proves debian/control's Build-Depends hold
 # in the chroot. Exit status 0 only if the build succeeded and lintian
 # reported no error (E:); warnings are listed in lintian.txt.
+#
+# The tree is a git checkout or an unpacked tarball (git archive, a release
+# download): without git, every file is copied but the ones .gitignore
+# names (build*/, _cache/, *.o, *.orig) and nvme-cli/; --head needs git.
+# --stage-only stops after that copy (OUTDIR/work/nvme-vwc-sync-VERSION,
+# printed), before any chroot: tests/pkg/rpm.sh compares the two ways.
 #
 # Two binary packages from the one source: nvme-vwc-sync, and nvme-cli-vwc
 # (build profile pkg.nvme-vwc-sync.plugin; --no-plugin leaves it out):
@@ -37,12 +43,13 @@ CACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 log() { echo "build-debs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-version='' head='' plugin=1
+version='' head='' plugin=1 stage_only=''
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--version) version=${2:?--version needs a value}; shift 2 ;;
 	--head) head=1; shift ;;
 	--no-plugin) plugin=''; shift ;;
+	--stage-only) stage_only=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -65,9 +72,6 @@ if [ -n "$plugin" ]; then
 	profile=(pkg.nvme-vwc-sync.plugin)
 fi
 
-root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
-[ -x "$root/bin/sh" ] || die "no chroot for $suite"
-
 # in_chroot DIR CMD...: scripts/chroot.sh --run (it makes the mount point
 # and removes what it made when no other run is inside the chroot).
 in_chroot() {
@@ -76,6 +80,10 @@ in_chroot() {
 	shift
 	bash scripts/chroot.sh --run "$suite" "$dir" -- "$@"
 }
+
+# A git checkout (this tree its top level) or an unpacked tarball.
+in_git=''
+[ "$(git -C "$REPO" rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ] || in_git=1
 
 t0=$SECONDS
 mkdir -p "$out"
@@ -87,14 +95,23 @@ pkgver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 src=$work/nvme-vwc-sync-${pkgver%%-*}
 mkdir -p "$src"
 if [ -n "$head" ]; then
+	[ -n "$in_git" ] || die "--head needs a git checkout; $REPO is not one (an unpacked tarball: leave --head out)"
 	git archive HEAD | tar -C "$src" -xf -
 	rm -rf "$src/debian"
 	tar -C "$REPO" -cf - debian | tar -C "$src" -xf -
-else
+elif [ -n "$in_git" ]; then
 	git ls-files -z --cached --others --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 		tar -C "$REPO" --null -T - -cf - | tar -C "$src" -xf -
+else
+	# An unpacked tarball (git archive, a release download): every file
+	# but what .gitignore keeps out of a checkout, and nvme-cli/ (the
+	# plugin profile's input, put there again below).
+	tar -C "$REPO" --exclude=./.git --exclude='./build*' --exclude=./_cache \
+		--exclude=./nvme-cli --exclude='*.o' --exclude='*.orig' -cf - . |
+		tar -C "$src" -xf -
 fi
+[ -f "$src/debian/rules" ] || die "no debian/rules in the copy of $REPO"
 if [ -n "$version" ]; then
 	{
 		printf 'nvme-vwc-sync (%s) unstable; urgency=medium\n\n' "$version"
@@ -104,6 +121,14 @@ if [ -n "$version" ]; then
 		cat debian/changelog
 	} >"$src/debian/changelog"
 fi
+
+if [ -n "$stage_only" ]; then
+	echo "$src"
+	exit 0
+fi
+
+root=$(bash scripts/chroot.sh "$suite" "${deps[@]}")
+[ -x "$root/bin/sh" ] || die "no chroot for $suite"
 
 if [ -n "$plugin" ]; then
 	# The suite's nvme-cli source, fetched in the chroot (cached there).
@@ -120,6 +145,7 @@ if [ -n "$plugin" ]; then
 	[ "$got" = "$inst" ] ||
 		die "$suite: fetched nvme-cli source '$got' is not the chroot's nvme-cli $inst"
 	log "$suite: nvme-cli source $got ($(cat "$tree/.vwc-unpacked-from" 2>/dev/null)) for nvme-cli-vwc"
+	rm -rf "$src/nvme-cli"
 	cp -a "$tree" "$src/nvme-cli"
 fi
 

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 
 # Every suite, in the order they run.
-SUITES=(unit vm system fleet compat analyze fuzz sanitize valgrind coverage)
+SUITES=(unit vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind coverage)
 want=()
 while [ "$#" -gt 0 ]; do
 	case $1 in
@@ -191,8 +191,15 @@ run system 40 "the packages in booted Debian 12 and 13 systems" \
 # after system: the fleet suite's .deb test installs what it built
 run fleet 15 "ansible playbook, promtool" \
 	suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
+# after system: both reuse the packages it built (both versions)
+run piuparts 10 "install, purge, upgrade 0.1.0 -> next; bookworm, trixie" \
+	suite piuparts bash tests/pkg/piuparts.sh "$BUILD/piuparts"
+run autopkgtest 8 "debian/tests, autopkgtest-virt-unshare; bookworm, trixie" \
+	suite autopkgtest bash tests/pkg/autopkgtest.sh "$BUILD/autopkgtest"
 run compat 15 "nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2" \
 	suite compat bash tests/compat/run.sh
+run rpm 5 "the RPM spec built with Debian's rpmbuild, rpmlint; the release tarball's source copy" \
+	suite rpm bash tests/pkg/rpm.sh "$BUILD/rpm"
 run analyze 6 "gcc -fanalyzer, clang scan-build" \
 	suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
 run fuzz 6 "libFuzzer harnesses of the parsers, 20 s each" \

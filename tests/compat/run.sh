@@ -24,6 +24,8 @@
 #	standalone	nvme-vwc-sync links that libnvme; dry run exits 0, a
 #			bad device 1
 #	unit		the meson unit tests of that build
+#	one-step	3.x: `meson setup -Dnvme_cli_source=TREE` alone builds
+#			libnvme3 from the tree (onestep_3x)
 # and, under QEMU on kernel $VWC_COMPAT_KERNEL (default 7.2) unless
 # VWC_COMPAT_VM=0:
 #	2.16	tests/vm/cases/compat-core.sh with the nvme and nvme-vwc-sync
@@ -267,6 +269,8 @@ do_row() {
 		fi
 	fi
 
+	[ "$row" != 3.x ] || onestep_3x "$tree"
+
 	# build: nvme with the plugin and the standalone binary
 	local setup=(meson setup "$build" "$src" -Dlibnvme="$api" -Dnvme_cli_source="$tree")
 	[ -f "$build/build.ninja" ] && setup=(meson setup --reconfigure "$build" "$src" -Dlibnvme="$api" -Dnvme_cli_source="$tree")
@@ -338,6 +342,41 @@ do_row() {
 		bad "$row" "unit tests" "ok=$uok fail=$ufail"
 		cell[$row:unit]="FAIL ($ufail)"
 	fi
+}
+
+# onestep_3x TREE: `meson setup -Dnvme_cli_source=TREE` alone (no
+# -Dlibnvme, no PKG_CONFIG_PATH) builds libnvme3 from TREE and the core on
+# it (static: the standalone needs no libnvme3.so); -Dlibnvme=1 with the
+# same tree still stops with the error naming the mismatch. Only the
+# standalone target is built here: the nvme target is the row's own.
+onestep_3x() {
+	local tree=$1 b=$TOP/3.x/build-onestep log=$TOP/3.x/onestep.log out rc0 rc1 t0=$SECONDS
+	local setup=(meson setup "$b" "$TOP/3.x/src" -Dnvme_cli_source="$tree")
+	[ -f "$b/build.ninja" ] && setup=(meson setup --reconfigure "$b" "$TOP/3.x/src" -Dnvme_cli_source="$tree")
+	if env -u PKG_CONFIG_PATH "${setup[@]}" >"$log" 2>&1 &&
+	   grep -q 'libnvme from *: nvme_cli_source' "$log" &&
+	   ninja -C "$b" src/nvme-vwc-sync >>"$log" 2>&1; then
+		"$b/src/nvme-vwc-sync" sync --dry-run >/dev/null 2>&1; rc0=$?
+		"$b/src/nvme-vwc-sync" sync /dev/null >/dev/null 2>&1; rc1=$?
+		if ldd "$b/src/nvme-vwc-sync" | grep -q libnvme; then
+			bad "3.x one-step" "standalone links no shared libnvme" "$(ldd "$b/src/nvme-vwc-sync" | grep libnvme)"
+		elif [ "$rc0" = 0 ] && [ "$rc1" = 1 ]; then
+			ok "3.x one-step" "meson setup -Dnvme_cli_source only: libnvme3 built from the tree, standalone static on it, dry run 0, /dev/null 1 ($((SECONDS - t0)) s)"
+		else
+			bad "3.x one-step" "standalone dry run 0, /dev/null 1" "rc=$rc0/$rc1"
+		fi
+	else
+		tail -n 15 "$log"
+		bad "3.x one-step" "meson setup -Dnvme_cli_source only" "see $log"
+	fi
+	rm -rf "$b-mismatch"
+	out=$(env -u PKG_CONFIG_PATH meson setup "$b-mismatch" "$TOP/3.x/src" -Dnvme_cli_source="$tree" -Dlibnvme=1 2>&1)
+	if [ $? != 0 ] && grep -q 'is nvme-cli 3.x (libnvme 3) but the core is built for libnvme 1' <<<"$out"; then
+		ok "3.x one-step" "-Dlibnvme=1 with a 3.x tree refused, the error names both"
+	else
+		bad "3.x one-step" "-Dlibnvme=1 with a 3.x tree refused" "$(tail -n 3 <<<"$out" | tr '\n' ' ')"
+	fi
+	rm -rf "$b-mismatch"
 }
 
 # --- VM: compat-core (and compat-errpath) on $KERNEL ---
