@@ -24,11 +24,19 @@ struct vwc_holds;
 
 #define NVME_DRV_DIR	"/sys/bus/pci/drivers/nvme"
 #define PCI_DEV_DIR	"/sys/bus/pci/devices"
-#define MAX_NS		64
+/*
+ * Time bounds. udev kills a RUN program after 180 s (event_timeout); one
+ * quirks run on one controller waits at most: the quirks lock 60 s, the
+ * probe 10 s, udev's workers on the namespaces 5 s, the binds
+ * VWC_BIND_TRIES * VWC_BIND_WAIT_MS (5 s), the controller 30 s: 110 s.
+ */
+#define VWC_QLOCK_WAIT_MS	60000
+#define VWC_BIND_TRIES		5
+#define VWC_BIND_WAIT_MS	1000
 
 /**
  * struct vwc_pcidev - one PCI function and what is bound to it
- * @addr:	"0000:01:00.0"
+ * @addr:	"0000:01:00.0" (VMD: "10000:e1:00.0")
  * @dir:	its sysfs directory
  * @vendor:	PCI vendor ID
  * @device:	PCI device ID
@@ -42,7 +50,7 @@ struct vwc_holds;
  * @label:	"nvme0 (0000:01:00.0)"
  */
 struct vwc_pcidev {
-	char addr[16];
+	char addr[20];
 	char dir[VWC_PATH_LEN];
 	unsigned int vendor, device, subvendor, subdevice;
 	char modalias[128];
@@ -59,9 +67,18 @@ struct vwc_pcidev {
  * @n:		how many
  */
 struct vwc_nslist {
-	char name[MAX_NS][VWC_NAME_LEN];
+	char (*name)[VWC_NAME_LEN];
 	int n;
 };
+
+/**
+ * vwc_nslist_free() - free what vwc_ctrl_namespaces() allocated
+ * @l:	list (empty after)
+ */
+void vwc_nslist_free(struct vwc_nslist *l);
+
+/* a list freed when it goes out of scope */
+#define VWC_NSLIST_AUTO	__attribute__((cleanup(vwc_nslist_free)))
 
 /**
  * vwc_quirks_is_pci_addr() - is @s a PCI address "dddd:bb:dd.f" (pure)
@@ -93,7 +110,8 @@ int vwc_ctrl_pci_addr(const char *ctrl, char *addr, size_t len);
 /**
  * vwc_ctrl_namespaces() - block devices of a controller's namespaces
  * @ctrl:	"nvme0" ("" gives none)
- * @l:		result
+ * @l:		result, every namespace (freed and refilled when it holds
+ *		some); vwc_nslist_free() when done
  */
 void vwc_ctrl_namespaces(const char *ctrl, struct vwc_nslist *l);
 
@@ -124,9 +142,25 @@ int vwc_wz_enabled(const struct vwc_nslist *l);
 int vwc_ctrl_kernel_quirks(const char *ctrl, char *buf, size_t len);
 
 /**
- * vwc_dynid_recorded() - is a dynamic ID recorded for @key
+ * vwc_dynid_parse() - read a dynamic-ID record (pure)
+ * @rec:	"1b36 0010 1af4 1100 0 0 200\ndriver-inode 1234"
+ * @val:	on 0, the driver_data
+ * @ino:	on 0, the nvme driver directory's inode when added, 0 if the
+ *		record does not say
+ *
+ * Return: 0, or -EINVAL.
+ */
+int vwc_dynid_parse(const char *rec, unsigned long *val,
+		    unsigned long long *ino);
+
+/**
+ * vwc_dynid_recorded() - is a dynamic ID recorded for @key, and alive
  * @key:	vwc_pcidev key
  * @val:	on true, its driver_data
+ *
+ * A record made under an earlier registration of the nvme driver (rmmod,
+ * modprobe: the driver's sysfs directory has another inode) is stale: the
+ * dynamic ID went with the driver. It is removed and not reported.
  *
  * Return: true if recorded.
  */
@@ -166,6 +200,10 @@ int vwc_dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
  * @d:		PCI function
  * @val:	driver_data
  *
+ * Unbound devices with the same IDs (other than @d) get a driver_override
+ * naming no driver for the time of the new_id write, so that the PCI
+ * core's attach does not bind them; the admin's own overrides stay.
+ *
  * Return: 0, or a negative errno (printed).
  */
 int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val);
@@ -188,6 +226,28 @@ int vwc_pcidev_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms);
  * Return: 0, or a negative errno.
  */
 int vwc_nvme_bind(const char *what, const char *addr);
+
+/**
+ * vwc_pcidev_override() - would a driver_override keep @d from nvme
+ * @d:		PCI function
+ * @why:	on 1, the reason
+ * @len:	size of @why
+ *
+ * Return: 1 its driver_override names another driver, 0 not.
+ */
+int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len);
+
+/**
+ * vwc_nvme_bind_retry() - bind @addr to nvme, retrying
+ * @addr:	PCI address
+ * @label:	for messages
+ *
+ * VWC_BIND_TRIES binds VWC_BIND_WAIT_MS apart, then the PCI core's
+ * drivers_probe; says loudly when the device stays unbound.
+ *
+ * Return: 0 bound to nvme, or a negative errno.
+ */
+int vwc_nvme_bind_retry(const char *addr, const char *label);
 
 /**
  * vwc_pcidev_rebind() - unbind and bind @d, releasing @h between the two

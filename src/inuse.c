@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,48 +108,145 @@ static void holds_add(struct vwc_holds *h, int fd)
 	h->fd[h->n++] = fd;
 }
 
-/* pid and command of a process with @devnode open, 0 if none */
-static int find_opener(const char *devnode, char *comm, size_t len)
+int vwc_path_is_dev(const char *path, mode_t type, dev_t devt)
 {
-	DIR *proc = opendir("/proc");
+	struct stat st;
+
+	return !stat(path, &st) && (st.st_mode & S_IFMT) == type &&
+	       st.st_rdev == devt;
+}
+
+int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
+		    char *comm, size_t clen, char *node, size_t nlen)
+{
+	DIR *pd = opendir(proc);
 	struct dirent *pe;
 	int found = 0;
 
 	comm[0] = '\0';
-	while (proc && !found && (pe = readdir(proc))) {
-		char path[300], link[300];
+	node[0] = '\0';
+	while (pd && !found && (pe = readdir(pd))) {
+		char path[300], fp[600];
 		struct dirent *fe;
 		DIR *fds;
 		int pid = atoi(pe->d_name);
 
-		if (pid <= 0 || pid == getpid())
+		if (pid <= 0 || pid == skip)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		snprintf(path, sizeof(path), "%s/%d/fd", proc, pid);
 		fds = opendir(path);
 		while (fds && (fe = readdir(fds))) {
-			char fp[600];
 			ssize_t n;
 
-			snprintf(fp, sizeof(fp), "%s/%s", path, fe->d_name);
-			n = readlink(fp, link, sizeof(link) - 1);
-			if (n <= 0)
+			if (fe->d_name[0] == '.')
 				continue;
-			link[n] = '\0';
-			if (!strcmp(link, devnode)) {
-				found = pid;
-				break;
-			}
+			snprintf(fp, sizeof(fp), "%s/%s", path, fe->d_name);
+			/* the device number, whatever node the fd came from */
+			if (!vwc_path_is_dev(fp, type, devt))
+				continue;
+			found = pid;
+			n = readlink(fp, node, nlen - 1);
+			node[n > 0 ? n : 0] = '\0';
+			break;
 		}
 		if (fds)
 			closedir(fds);
 		if (found) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			vwc_read_line(path, comm, len);
+			snprintf(path, sizeof(path), "%s/%d/comm", proc, pid);
+			vwc_read_line(path, comm, clen);
 		}
 	}
-	if (proc)
-		closedir(proc);
+	if (pd)
+		closedir(pd);
 	return found;
+}
+
+int vwc_loop_backed_by(const char *sysblock, mode_t type, dev_t devt,
+		       char *loop, size_t len)
+{
+	DIR *dir = opendir(sysblock);
+	struct dirent *de;
+	int found = 0;
+
+	loop[0] = '\0';
+	while (dir && !found && (de = readdir(dir))) {
+		char path[VWC_PATH_LEN + 64], file[PATH_MAX];
+
+		if (strncmp(de->d_name, "loop", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/loop/backing_file",
+			 sysblock, de->d_name);
+		if (vwc_read_line(path, file, sizeof(file)) || !file[0])
+			continue;
+		if (vwc_path_is_dev(file, type, devt)) {
+			snprintf(loop, len, "/dev/%s", de->d_name);
+			found = 1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
+		      char *subsys, size_t len)
+{
+	char path[VWC_PATH_LEN + 64];
+	DIR *sd;
+	struct dirent *se;
+	int found = 0;
+
+	subsys[0] = '\0';
+	snprintf(path, sizeof(path), "%s/subsystems", nvmet);
+	sd = opendir(path);
+	while (sd && !found && (se = readdir(sd))) {
+		char nsdir[VWC_PATH_LEN + 400];
+		struct dirent *ne;
+		DIR *nd;
+
+		if (se->d_name[0] == '.')
+			continue;
+		snprintf(nsdir, sizeof(nsdir), "%s/%s/namespaces", path,
+			 se->d_name);
+		nd = opendir(nsdir);
+		while (nd && !found && (ne = readdir(nd))) {
+			char p[VWC_PATH_LEN + 700], dev[PATH_MAX], en[8];
+
+			if (ne->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "%s/%s/enable", nsdir,
+				 ne->d_name);
+			if (vwc_read_line(p, en, sizeof(en)) || strcmp(en, "1"))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s/device_path", nsdir,
+				 ne->d_name);
+			if (vwc_read_line(p, dev, sizeof(dev)) || !dev[0])
+				continue;
+			if (vwc_path_is_dev(dev, type, devt)) {
+				snprintf(subsys, len, "%s (namespace %s)",
+					 se->d_name, ne->d_name);
+				found = 1;
+			}
+		}
+		if (nd)
+			closedir(nd);
+	}
+	if (sd)
+		closedir(sd);
+	return found;
+}
+
+/* the device number in /sys/class/@cls/@b/dev; 0 when none */
+static dev_t sys_devt(const char *cls, const char *b)
+{
+	char path[VWC_PATH_LEN], devt[32];
+	unsigned int ma, mi;
+
+	snprintf(path, sizeof(path), "/sys/class/%s/%s/dev", cls, b);
+	if (vwc_read_line(path, devt, sizeof(devt)) ||
+	    sscanf(devt, "%u:%u", &ma, &mi) != 2)
+		return 0;
+	return makedev(ma, mi);
 }
 
 /* what holds block device @b through holders/: "LVM logical volume vg-lv (dm-0)" */
@@ -191,24 +289,19 @@ static bool holder_of(const char *b, char *why, size_t len)
 	return held;
 }
 
-/* one block device (namespace or partition): 1 in use (@why), 0 free */
-static int blk_in_use(const char *b, char *why, size_t len, struct vwc_holds *h)
+/*
+ * Users of block device @b (a namespace or a partition) the kernel does not
+ * show as an exclusive claim on the whole disk: mounts and swap, holders,
+ * loop devices and nvmet exports over it, processes with it open (through
+ * any node). 1 in use (@why), 0 none found.
+ */
+static int blk_users(const char *b, dev_t devt, char *why, size_t len)
 {
-	char path[VWC_PATH_LEN], devt[32], devnode[VWC_NAME_LEN + 8];
-	char where[600], comm[64];
-	struct stat st;
-	unsigned int ma, mi;
-	int fd, pid, r;
+	char devnode[VWC_NAME_LEN + 8], where[600], comm[64], node[300];
+	int pid, r;
 
-	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", b);
-	if (vwc_read_line(path, devt, sizeof(devt)) ||
-	    sscanf(devt, "%u:%u", &ma, &mi) != 2) {
-		snprintf(why, len, "cannot read %s: %s", path, strerror(errno));
-		return 1;
-	}
 	snprintf(devnode, sizeof(devnode), "/dev/%s", b);
-	r = vwc_blk_mounted(NULL, NULL, makedev(ma, mi), devnode, where,
-			    sizeof(where));
+	r = vwc_blk_mounted(NULL, NULL, devt, devnode, where, sizeof(where));
 	if (r) {
 		if (r > 0)
 			snprintf(why, len, "%s is %s", b, where);
@@ -219,38 +312,119 @@ static int blk_in_use(const char *b, char *why, size_t len, struct vwc_holds *h)
 	}
 	if (holder_of(b, why, len))
 		return 1;
+	if (vwc_loop_backed_by("/sys/block", S_IFBLK, devt, where,
+			       sizeof(where))) {
+		snprintf(why, len, "%s backs %s", b, where);
+		return 1;
+	}
+	if (vwc_nvmet_exports("/sys/kernel/config/nvmet", S_IFBLK, devt, where,
+			      sizeof(where))) {
+		snprintf(why, len, "%s is exported by nvmet subsystem %s", b,
+			 where);
+		return 1;
+	}
+	pid = vwc_find_opener("/proc", S_IFBLK, devt, getpid(), comm,
+			      sizeof(comm), node, sizeof(node));
+	if (pid) {
+		snprintf(why, len, "process %d (%s) holds %s (through %s)",
+			 pid, comm, b, node);
+		return 1;
+	}
+	return 0;
+}
+
+/* a namespace's generic character device (ngXnY): open by a process? */
+static int ng_users(const char *ns, char *why, size_t len)
+{
+	char ng[VWC_NAME_LEN + 4], comm[64], node[300];
+	dev_t devt;
+	int pid;
+
+	if (strncmp(ns, "nvme", 4))
+		return 0;
+	snprintf(ng, sizeof(ng), "ng%s", ns + 4);
+	devt = sys_devt("nvme-generic", ng);
+	if (!devt)
+		return 0;
+	pid = vwc_find_opener("/proc", S_IFCHR, devt, getpid(), comm,
+			      sizeof(comm), node, sizeof(node));
+	if (!pid)
+		return 0;
+	snprintf(why, len, "process %d (%s) holds %s, the generic device of %s (through %s)",
+		 pid, comm, ng, ns, node);
+	return 1;
+}
+
+/*
+ * One namespace and its partitions: the partitions first, then the disk,
+ * which is opened O_EXCL and kept open until the unbind. The kernel
+ * refuses that open while any partition is claimed (mounted, swap, a
+ * holder), and while it is held nobody can claim the disk or a partition
+ * (mount, swapon, LVM, md). Opening a partition O_EXCL here instead would
+ * fail against our own handle on the disk.
+ */
+static int ns_in_use(const char *ns, char *why, size_t len,
+		     struct vwc_holds *h)
+{
+	char path[VWC_PATH_LEN], devnode[VWC_NAME_LEN + 8];
+	struct dirent *de;
+	struct stat st;
+	dev_t devt;
+	DIR *dir;
+	int fd;
+
+	devt = sys_devt("block", ns);
+	if (!devt) {
+		snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
+			 ns, strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/sys/class/block/%s", ns);
+	dir = opendir(path);
+	while (dir && (de = readdir(dir))) {
+		char part[VWC_PATH_LEN + 300];
+		dev_t pdevt;
+
+		if (strncmp(de->d_name, ns, strlen(ns)))
+			continue;
+		snprintf(part, sizeof(part), "%s/%s/partition", path,
+			 de->d_name);
+		if (access(part, F_OK))
+			continue;
+		pdevt = sys_devt("block", de->d_name);
+		if (!pdevt) {
+			snprintf(why, len, "cannot read /sys/class/block/%s/dev",
+				 de->d_name);
+			closedir(dir);
+			return 1;
+		}
+		if (blk_users(de->d_name, pdevt, why, len)) {
+			closedir(dir);
+			return 1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	if (blk_users(ns, devt, why, len) || ng_users(ns, why, len))
+		return 1;
+	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		int e = errno;
-
-		if (e == EBUSY) {
-			pid = find_opener(devnode, comm, sizeof(comm));
-			if (pid)
-				snprintf(why, len, "%s is open exclusively by pid %d (%s)",
-					 b, pid, comm);
-			else
-				snprintf(why, len, "%s is open exclusively by another user (O_EXCL open refused)",
-					 b);
-		} else {
+		if (errno == EBUSY)
+			snprintf(why, len, "%s or one of its partitions is claimed exclusively by another user (O_EXCL open refused)",
+				 ns);
+		else
 			snprintf(why, len, "cannot check whether %s is in use: %s: %s",
-				 b, devnode, strerror(e));
-		}
+				 ns, devnode, strerror(errno));
 		return 1;
 	}
-	if (fstat(fd, &st) || !S_ISBLK(st.st_mode) ||
-	    st.st_rdev != makedev(ma, mi)) {
+	if (fstat(fd, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != devt) {
 		close(fd);
 		snprintf(why, len, "cannot check whether %s is in use: %s is not its device node",
-			 b, devnode);
+			 ns, devnode);
 		return 1;
 	}
-	pid = find_opener(devnode, comm, sizeof(comm));
-	if (pid) {
-		close(fd);
-		snprintf(why, len, "%s is open by pid %d (%s)", b, pid, comm);
-		return 1;
-	}
-	/* kept open (exclusive) until the unbind: nobody mounts it meanwhile */
+	/* kept open (exclusive) until the unbind: nobody claims it meanwhile */
 	holds_add(h, fd);
 	return 0;
 }
@@ -261,32 +435,9 @@ static int disks_in_use_once(char (*names)[VWC_NAME_LEN], int n, char *why,
 {
 	int i;
 
-	for (i = 0; i < n; i++) {
-		char path[VWC_PATH_LEN];
-		struct dirent *de;
-		DIR *dir;
-
-		if (blk_in_use(names[i], why, len, h))
+	for (i = 0; i < n; i++)
+		if (ns_in_use(names[i], why, len, h))
 			return 1;
-		snprintf(path, sizeof(path), "/sys/class/block/%s", names[i]);
-		dir = opendir(path);
-		while (dir && (de = readdir(dir))) {
-			char part[VWC_PATH_LEN + 300];
-
-			if (strncmp(de->d_name, names[i], strlen(names[i])))
-				continue;
-			snprintf(part, sizeof(part), "%s/%s/partition", path,
-				 de->d_name);
-			if (access(part, F_OK))
-				continue;
-			if (blk_in_use(de->d_name, why, len, h)) {
-				closedir(dir);
-				return 1;
-			}
-		}
-		if (dir)
-			closedir(dir);
-	}
 	return 0;
 }
 

@@ -35,6 +35,63 @@ int vwc_blk_mounted(const char *mountinfo, const char *swaps, dev_t devt,
 		    const char *devnode, char *where, size_t len);
 
 /**
+ * vwc_path_is_dev() - is @path (followed) a device node of this number
+ * @path:	a path, or a /proc/PID/fd/N link
+ * @type:	S_IFBLK or S_IFCHR
+ * @devt:	device number
+ *
+ * Return: 1 if it is, 0 if not (or it cannot be read).
+ */
+int vwc_path_is_dev(const char *path, mode_t type, dev_t devt);
+
+/**
+ * vwc_find_opener() - a process with a device open, through any node
+ * @proc:	procfs ("/proc")
+ * @type:	S_IFBLK or S_IFCHR
+ * @devt:	device number (compared, not the node's name: a node made with
+ *		mknod, a container's own /dev or a bind mount are found too)
+ * @skip:	a pid not to report (ourselves)
+ * @comm:	on a find, its command
+ * @clen:	size of @comm
+ * @node:	on a find, the path the fd was opened through
+ * @nlen:	size of @node
+ *
+ * Return: the pid, or 0 if none.
+ */
+int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
+		    char *comm, size_t clen, char *node, size_t nlen);
+
+/**
+ * vwc_loop_backed_by() - a loop device whose backing file is this device
+ * @sysblock:	"/sys/block"
+ * @type:	S_IFBLK
+ * @devt:	device number of the namespace or partition
+ * @loop:	on a find, "/dev/loop3"
+ * @len:	size of @loop
+ *
+ * A loop device opens its backing device without O_EXCL: no holder, no
+ * exclusive claim shows it.
+ *
+ * Return: 1 found, 0 none.
+ */
+int vwc_loop_backed_by(const char *sysblock, mode_t type, dev_t devt,
+		       char *loop, size_t len);
+
+/**
+ * vwc_nvmet_exports() - an enabled nvmet namespace whose device_path is
+ *			 this device
+ * @nvmet:	"/sys/kernel/config/nvmet"
+ * @type:	S_IFBLK
+ * @devt:	device number
+ * @subsys:	on a find, "<subsystem NQN> (namespace N)"
+ * @len:	size of @subsys
+ *
+ * Return: 1 found, 0 none.
+ */
+int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
+		      char *subsys, size_t len);
+
+/**
  * struct vwc_holds - open handles kept on free block devices
  * @fd:		descriptors
  * @n:		how many

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +40,9 @@ void vwc_quirks_fill(struct udev *udev, struct vwc_topo *t)
 		snprintf(path, sizeof(path), "%s/quirks", c->syspath);
 		c->has_kernel_quirks = !vwc_read_line(path, c->kernel_quirks,
 						  sizeof(c->kernel_quirks));
+		/* 7.x: "none" is the empty set */
+		if (!strcmp(c->kernel_quirks, "none"))
+			c->kernel_quirks[0] = '\0';
 		if (!hwdb || !c->modalias[0])
 			continue;
 		udev_list_entry_foreach(e,
@@ -157,6 +161,11 @@ int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
 		n = strcspn(p, ", \t\n");
 		if (!n)
 			break;
+		/* 7.x prints "none" for a controller without quirks */
+		if (n == 4 && !strncmp(p, "none", 4)) {
+			p += n;
+			continue;
+		}
 		bit = vwc_quirk_bit(p, n);
 		if (bit < 0) {
 			snprintf(bad, len, "%.*s", (int)n, p);
@@ -166,4 +175,45 @@ int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
 		p += n;
 	}
 	return 0;
+}
+
+int vwc_quirks_dynid_value(const char *kernel, int table, const char *ids,
+			   const char *src, unsigned long *val, bool *already,
+			   char *why, size_t len)
+{
+	unsigned long mask = 0;
+	char bad[64];
+	int r;
+
+	*already = false;
+	if (kernel) {
+		r = vwc_quirks_mask(kernel, &mask, bad, sizeof(bad));
+		*already = r ? vwc_quirk_has(kernel, VWC_QUIRK_DWZ) :
+			   !!(mask & VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES);
+		if (r && table != 0) {
+			snprintf(why, len,
+				 "the kernel lists quirk '%s', which this tool cannot map to nvme-pci's bit: a dynamic ID would drop it",
+				 bad);
+			return -EINVAL;
+		}
+	}
+	if (table == 0) {
+		/* the class-wide entry's 0; probe-time quirks come back */
+		*val = VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
+		return 0;
+	}
+	if (kernel) {
+		*val = mask | VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
+		return 0;
+	}
+	if (table > 0) {
+		snprintf(why, len,
+			 "%s is in this kernel's nvme table (%s) with quirks this kernel does not show (no quirks attribute): a dynamic ID would replace them",
+			 ids, src);
+		return -EEXIST;
+	}
+	snprintf(why, len,
+		 "this kernel does not show a controller's quirks (no quirks attribute) and the module index of %s (modules.alias.bin, modules.builtin.alias.bin, read with libkmod) does not show the nvme driver's table for %s, so a dynamic ID could drop quirks the table gives it",
+		 src[0] ? src : "this kernel", ids);
+	return table;
 }

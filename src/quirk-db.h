@@ -94,4 +94,36 @@ int vwc_quirk_bit(const char *name, size_t len);
 int vwc_quirks_mask(const char *list, unsigned long *mask, char *bad,
 		    size_t len);
 
+/**
+ * vwc_quirks_dynid_value() - the driver_data of a dynamic ID that disables
+ *			      Write Zeroes on one device (pure)
+ * @kernel:	the controller's /sys/class/nvme/nvmeX/quirks (7.x: names,
+ *		or "none"), NULL where the kernel has no such attribute
+ * @table:	what the driver's table says of the device
+ *		(vwc_driver_table_lists()): 1 an entry names its vendor and
+ *		device, 0 only the class-wide entry (driver_data 0), negative
+ *		when the index cannot tell
+ * @ids:	the device's IDs, for @why
+ * @src:	where @table came from, for @why
+ * @val:	on 0, the driver_data
+ * @already:	on 0, whether the kernel already applies the quirk
+ * @why:	on error, the reason
+ * @len:	size of @why
+ *
+ * A dynamic ID replaces what the matching table entry gives; the quirks
+ * the kernel adds at probe (ACPI StorageD3Enable, DMI, nvme.quirks=, the
+ * core's model list) come back by themselves at the next probe. So the
+ * value is the table entry's driver_data plus disable_write_zeroes: 0x200
+ * for a device only the class-wide entry takes (a T700), whatever its
+ * run-time set is; for a device an entry names, the run-time set (7.x) is
+ * the best known stand-in for the entry (new_id refuses a value no entry
+ * has, so a wrong guess changes nothing).
+ *
+ * Return: 0, -EINVAL (a name this tool cannot map), -EEXIST (named by the
+ * table, and its quirks are not shown), or @table's error.
+ */
+int vwc_quirks_dynid_value(const char *kernel, int table, const char *ids,
+			   const char *src, unsigned long *val, bool *already,
+			   char *why, size_t len);
+
 #endif

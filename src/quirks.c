@@ -143,45 +143,23 @@ static int write_zeroes_runtime(struct vwc_topo *t, struct vwc_ctrl *c, int ci,
 }
 
 /*
- * The driver_data for the device's dynamic ID: the quirks the kernel gives
- * it, plus disable_write_zeroes. *already when the kernel applies it.
+ * The driver_data for the device's dynamic ID (vwc_quirks_dynid_value()):
+ * the driver's table entry, read through libkmod, plus
+ * disable_write_zeroes. *already when the kernel applies it.
  * Return: 0, or a negative errno with @why filled (nothing can be applied).
  */
 static int want_value(const struct vwc_pcidev *d, unsigned long *val,
 		      bool *already, char *why, size_t len)
 {
-	char kq[512], bad[64], src[256];
-	unsigned long mask;
-	int r;
+	char kq[512], src[256];
+	bool have_kq;
+	int table;
 
-	*already = false;
-	if (!vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq))) {
-		if (vwc_quirks_mask(kq, &mask, bad, sizeof(bad))) {
-			snprintf(why, len,
-				 "the kernel lists quirk '%s', which this tool cannot map to nvme-pci's bit: a dynamic ID would drop it",
-				 bad);
-			return -EINVAL;
-		}
-		*already = mask & VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
-		*val = mask | VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
-		return 0;
-	}
-	r = vwc_driver_table_lists(vwc_modules_dir(), "nvme", d->modalias, src,
-				   sizeof(src));
-	if (r < 0) {
-		snprintf(why, len,
-			 "this kernel does not show a controller's quirks (no quirks attribute) and the module index of %s (modules.alias.bin, modules.builtin.alias.bin, read with libkmod) does not show the nvme driver's table for %s, so a dynamic ID could drop quirks the table gives it",
-			 src[0] ? src : "this kernel", d->ids);
-		return r;
-	}
-	if (r > 0) {
-		snprintf(why, len,
-			 "%s is in this kernel's nvme table (%s) with quirks this kernel does not show (no quirks attribute): a dynamic ID would replace them",
-			 d->ids, src);
-		return -EEXIST;
-	}
-	*val = VWC_NVME_QUIRK_DISABLE_WRITE_ZEROES;
-	return 0;
+	have_kq = !vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	table = vwc_driver_table_lists(vwc_modules_dir(), "nvme", d->modalias,
+				       src, sizeof(src));
+	return vwc_quirks_dynid_value(have_kq ? kq : NULL, table, d->ids, src,
+				      val, already, why, len);
 }
 
 /* controllers whose namespaces were re-created: the policy again, later */
@@ -212,7 +190,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	char why[800], kq[512], before[512], after[512];
 	struct vwc_holds h = { .n = 0 };
 	unsigned long val = 0;
-	struct vwc_nslist l;
+	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
 	bool already;
 	int r, wz;
 
@@ -231,6 +209,16 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		/* not bound yet: the dynamic ID binds it with the quirk */
 		if (access(NVME_DRV_DIR, F_OK)) {
 			out(qo, "  nvme driver not registered yet: its controller's add event applies the quirk\n");
+			return 0;
+		}
+		/*
+		 * udev (a hotplug, or 'udevadm trigger --action=add' replaying
+		 * a device the admin left unbound): never bind it from here.
+		 * When the kernel binds it, the controller's add event applies
+		 * the quirk.
+		 */
+		if (qo->automatic) {
+			out(qo, "  not bound to a driver: left as it is (if the kernel binds it to nvme, the controller's add event applies the quirk)\n");
 			return 0;
 		}
 		r = want_value(d, &val, &already, why, sizeof(why));
@@ -281,7 +269,8 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			d->label, why);
 		return r;
 	}
-	if (vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
+	if (vwc_pcidev_override(d, why, sizeof(why)) ||
+	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
 		vwc_err("%s: not rebinding to disable Write Zeroes: %s; nothing changed",
 			d->label, why);
@@ -303,8 +292,10 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	if (r) {
 		/* the controller back without the quirk rather than not at all */
 		vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
-				 d->subdevice, d->key);
-		vwc_nvme_bind("bind", d->addr);
+				     d->subdevice, d->key);
+		if (!vwc_nvme_bind_retry(d->addr, d->label))
+			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
+				d->label);
 		return r;
 	}
 verify:
@@ -361,13 +352,13 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 /* restore: remove the dynamic ID and rebind; once per PCI function */
 static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 {
-	static char done[16][16];
+	static char done[64][20];
 	static int nr_done;
 	struct vwc_quirks_opts qo = { .dry_run = dry_run, .quiet = quiet };
 	char why[800], before[512], after[512], kq[512];
 	struct vwc_holds h = { .n = 0 };
 	unsigned long val;
-	struct vwc_nslist l;
+	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
 	int i, r;
 
 	static char removed[16][40];
@@ -377,7 +368,7 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	for (i = 0; i < nr_done; i++)
 		if (!strcmp(done[i], d->addr))
 			return 0;
-	if (nr_done < 16)
+	if (nr_done < 64)
 		snprintf(done[nr_done++], sizeof(done[0]), "%s", d->addr);
 	recorded = vwc_dynid_recorded(d->key, &val);
 	for (i = 0; !recorded && i < nr_removed; i++)
@@ -406,7 +397,8 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	}
 	if (!dry_run && vwc_qlock_take())
 		return -ETIMEDOUT;
-	if (vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
+	if (vwc_pcidev_override(d, why, sizeof(why)) ||
+	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
 		vwc_qlock_release();
 		vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
@@ -452,7 +444,7 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 /* restore for the controllers of namespace @syspath */
 static int restore_ns_ctrls(const char *syspath, bool dry_run, bool quiet)
 {
-	char path[VWC_PATH_LEN + 16], real[PATH_MAX], addr[16], ctrl[64];
+	char path[VWC_PATH_LEN + 16], real[PATH_MAX], addr[20], ctrl[64];
 	int ret = 0, r;
 	struct dirent *de;
 	struct vwc_pcidev d;
@@ -592,7 +584,7 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 		return -ETIMEDOUT;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *c = &t->ctrls[i];
-		char addr[16];
+		char addr[20];
 		struct vwc_pcidev d;
 		int rr;
 

@@ -3,6 +3,7 @@
  * Is a block device in use: mountinfo and swaps through libmount.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,59 @@ int main(void)
 		unlink(sw);
 		close(fm);
 		close(fs);
+	}
+	/* device numbers, not names: /dev/null (a char device) stands in */
+	{
+		char d[] = "/tmp/vwc-inuse-XXXXXX", p[400], out[300], comm[64];
+		char node[300];
+		struct stat st;
+		int fd = open("/dev/null", O_RDONLY), pid;
+
+		ok(!stat("/dev/null", &st) && mkdtemp(d), "setup");
+		ok(vwc_path_is_dev("/dev/null", S_IFCHR, st.st_rdev) == 1,
+		   "is_dev: the node");
+		ok(vwc_path_is_dev("/dev/null", S_IFBLK, st.st_rdev) == 0,
+		   "is_dev: the type counts");
+		ok(vwc_path_is_dev("/dev/zero", S_IFCHR, st.st_rdev) == 0,
+		   "is_dev: another number");
+		pid = vwc_find_opener("/proc", S_IFCHR, st.st_rdev, -1, comm,
+				      sizeof(comm), node, sizeof(node));
+		ok(pid > 0 && comm[0] && !strcmp(node, "/dev/null"),
+		   "opener found by number, with its command and node");
+		/* a fake sysfs: loop3 backed by /dev/null, loop0 by a file */
+		snprintf(p, sizeof(p), "mkdir -p %s/block/loop0/loop %s/block/loop3/loop %s/block/nvme0n1", d, d, d);
+		ok(!system(p), "fake /sys/block");
+		snprintf(p, sizeof(p), "%s/block/loop0/loop/backing_file", d);
+		write_file(p, "/etc/hostname\n", 14);
+		snprintf(p, sizeof(p), "%s/block", d);
+		ok(vwc_loop_backed_by(p, S_IFCHR, st.st_rdev, out,
+				      sizeof(out)) == 0, "loop: a file-backed loop does not count");
+		snprintf(p, sizeof(p), "%s/block/loop3/loop/backing_file", d);
+		write_file(p, "/dev/null\n", 10);
+		snprintf(p, sizeof(p), "%s/block", d);
+		ok(vwc_loop_backed_by(p, S_IFCHR, st.st_rdev, out,
+				      sizeof(out)) == 1, "loop: backed by the device");
+		is_str(out, "/dev/loop3", "loop: named");
+		/* a fake nvmet configfs */
+		snprintf(p, sizeof(p), "mkdir -p %s/nvmet/subsystems/testnqn/namespaces/1", d);
+		ok(!system(p), "fake nvmet");
+		snprintf(p, sizeof(p), "%s/nvmet/subsystems/testnqn/namespaces/1/device_path", d);
+		write_file(p, "/dev/null\n", 10);
+		snprintf(p, sizeof(p), "%s/nvmet/subsystems/testnqn/namespaces/1/enable", d);
+		write_file(p, "0\n", 2);
+		snprintf(p, sizeof(p), "%s/nvmet", d);
+		ok(vwc_nvmet_exports(p, S_IFCHR, st.st_rdev, out, sizeof(out)) == 0,
+		   "nvmet: a disabled namespace does not hold the device");
+		snprintf(p, sizeof(p), "%s/nvmet/subsystems/testnqn/namespaces/1/enable", d);
+		write_file(p, "1\n", 2);
+		snprintf(p, sizeof(p), "%s/nvmet", d);
+		ok(vwc_nvmet_exports(p, S_IFCHR, st.st_rdev, out, sizeof(out)) == 1,
+		   "nvmet: an enabled namespace on the device");
+		is_str(out, "testnqn (namespace 1)", "nvmet: subsystem named");
+		snprintf(p, sizeof(p), "rm -rf %s", d);
+		ok(!system(p), "cleanup");
+		if (fd >= 0)
+			close(fd);
 	}
 	return tap_done();
 }

@@ -11,6 +11,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <stdbool.h>
+
 #include "quirk-db.h"
 #include "tap.h"
 
@@ -59,5 +61,50 @@ int main(void)
 	ok(vwc_quirks_merge("8086:5845:bogus_nid", "c0a9:5419",
 			    "disable_write_zeroes", out, 10) == -ENOSPC,
 	   "small buffer");
+	ok(!vwc_quirks_mask("none\n", &m, bad, sizeof(bad)) && m == 0,
+	   "7.x 'none': the empty set");
+
+	/* the dynamic ID's driver_data */
+	{
+		char why[600];
+		unsigned long v = 0;
+		bool al = true;
+
+		ok(!vwc_quirks_dynid_value("none\n", 0, "c0a9:5419", "idx", &v,
+					   &al, why, sizeof(why)) &&
+		   v == 0x200 && !al, "7.x T700 (quirks 'none'): 0x200");
+		ok(!vwc_quirks_dynid_value("simple_suspend\nno_apst\n", 0,
+					   "c0a9:5419", "idx", &v, &al, why,
+					   sizeof(why)) && v == 0x200,
+		   "7.x, probe-time quirks (ACPI, DMI) not in the value: the table entry's 0 + 0x200");
+		ok(!vwc_quirks_dynid_value("future_quirk\n", 0, "c0a9:5419",
+					   "idx", &v, &al, why, sizeof(why)) &&
+		   v == 0x200,
+		   "class-wide entry: an unknown run-time name does not matter");
+		ok(!vwc_quirks_dynid_value("disable_write_zeroes\n", 0, "x",
+					   "idx", &v, &al, why, sizeof(why)) &&
+		   al, "already applied");
+		ok(!vwc_quirks_dynid_value("bogus_nid\n", 1, "1b36:0010", "idx",
+					   &v, &al, why, sizeof(why)) &&
+		   v == 0x40200, "named by the table (QEMU on 7.2): its quirks kept");
+		ok(!vwc_quirks_dynid_value("none", -ENOENT, "x", "", &v, &al,
+					   why, sizeof(why)) && v == 0x200,
+		   "index silent, 'none': 0x200");
+		ok(vwc_quirks_dynid_value("bogus_nid\nfuture_quirk\n", 1, "x",
+					  "idx", &v, &al, why, sizeof(why)) ==
+		   -EINVAL && strstr(why, "future_quirk"),
+		   "named by the table, an unknown name: refused, named");
+		ok(vwc_quirks_dynid_value(NULL, 1, "1b36:0010", "idx", &v, &al,
+					  why, sizeof(why)) == -EEXIST &&
+		   strstr(why, "1b36:0010 is in this kernel's nvme table (idx)"),
+		   "6.x, named by the table: refused");
+		ok(!vwc_quirks_dynid_value(NULL, 0, "c0a9:5419", "idx", &v, &al,
+					   why, sizeof(why)) && v == 0x200 && !al,
+		   "6.x, class-wide only: 0x200");
+		ok(vwc_quirks_dynid_value(NULL, -ENOENT, "x", "", &v, &al, why,
+					  sizeof(why)) == -ENOENT &&
+		   strstr(why, "does not show a controller's quirks"),
+		   "6.x, index silent: refused");
+	}
 	return tap_done();
 }
