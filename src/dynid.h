@@ -28,11 +28,12 @@ struct vwc_holds;
  * Time bounds. udev kills a RUN program after 180 s (event_timeout); one
  * quirks run on one controller waits at most: the quirks lock 60 s, the
  * probe 10 s, udev's workers on the namespaces 5 s, the binds
- * VWC_BIND_TRIES * VWC_BIND_WAIT_MS (5 s), the controller 30 s: 110 s.
+ * VWC_BIND_TRIES * VWC_BIND_WAIT_MS (2.5 s), the controller 30 s: about
+ * 108 s.
  */
 #define VWC_QLOCK_WAIT_MS	60000
 #define VWC_BIND_TRIES		5
-#define VWC_BIND_WAIT_MS	1000
+#define VWC_BIND_WAIT_MS	500
 
 /**
  * struct vwc_pcidev - one PCI function and what is bound to it
