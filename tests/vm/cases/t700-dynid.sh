@@ -440,6 +440,34 @@ if [ -n "$pm" ]; then
 	check_eq "init-premount script: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 	$tool restore --all >/tmp/r.out 2>&1
 	check_eq "restore --all after the script" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
+	if [ -n "$nvmemod" ]; then
+		# The initramfs when the kernel refuses every bind (bind and
+		# drivers_probe masked): the script names the controllers left
+		# unbound, and never says "booting on".
+		paddrs="$addr $(basename "$(readlink -f "/sys/class/nvme/$(ctrl_by_serial VWCHP)/device")")"
+		mount -o bind /dev/full /sys/bus/pci/drivers/nvme/bind
+		mount -o bind /dev/full /sys/bus/pci/drivers_probe
+		sh "$pm" >/tmp/pm2.out 2>&1; rc=$?
+		umount /sys/bus/pci/drivers_probe
+		umount /sys/bus/pci/drivers/nvme/bind
+		info "init-premount script, no bind possible: exit $rc: $(grep -v '^  ' /tmp/pm2.out | tr '\n' '|')"
+		if grep -q "LEFT UNBOUND after the Write Zeroes rebind" /tmp/pm2.out && ! grep -q "booting on" /tmp/pm2.out; then
+			pass "init-premount script, no bind possible: it names the controllers left unbound, no 'booting on'"
+		else
+			fail "init-premount script, no bind possible" "$(cat /tmp/pm2.out)"
+		fi
+		for a in $paddrs; do
+			[ -e "/sys/bus/pci/devices/$a/driver" ] || echo "$a" >/sys/bus/pci/drivers/nvme/bind
+		done
+		hp_back() { _c=$(ctrl_by_serial VWCHP) && ns_of "$_c" >/dev/null; }
+		vwc0_back() { _c=$(ctrl_by_serial VWC0) && ns_of "$_c" >/dev/null; }
+		wait_for - 20 hp_back
+		wait_for "init-premount script, no bind possible: bound again by hand" 20 vwc0_back
+		udevadm settle --timeout=60
+		$tool restore --all >/tmp/r.out 2>&1
+		lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+		check_eq "init-premount script, no bind possible: afterwards Write Zeroes back on both" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
+	fi
 else
 	fail "init-premount script" "not installed"
 fi
