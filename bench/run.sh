@@ -7,7 +7,8 @@
 #   window), sync (cost of one sync), audit (audit vs shell loop, 16
 #   controllers), flush
 #   (flush-latency), sidecar-io (fio IOPS/CPU with the sidecar running vs
-#   stopped), smart (SMART bit 4 to write back, step by step). Default: all. Needs a build: run tests/run-all.sh or
+#   stopped), smart (SMART bit 4 to write back, step by step), zeroout (seed
+#   003: blkdiscard --zeroout before and after quirks). Default: all. Needs a build: run tests/run-all.sh or
 #   meson compile + install into build/destdir first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ while getopts sk: o; do
 done
 shift $((OPTIND - 1))
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(fsync toggle sync soak audit flush sidecar-io smart)
+[ ${#names[@]} -gt 0 ] || names=(fsync toggle sync soak audit flush sidecar-io smart zeroout)
 DEST=${VWC_DESTDIR:-build/destdir}
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
 work=$(mktemp -d)

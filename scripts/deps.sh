@@ -21,6 +21,9 @@ PKGS=(
 	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
 	# LVM in the guest (quirks refuses to rebind a physical volume)
 	lvm2
+	# GPT partition tables in the guest (sfdisk: T700 cases on partitioned
+	# namespaces)
+	fdisk
 	# the VM harness
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb

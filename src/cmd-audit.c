@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "dynid.h"
 #include "engine.h"
 #include "log.h"
 #include "quirks.h"
@@ -63,6 +64,33 @@ int cmd_audit(int argc, char **argv)
 	return ret;
 }
 
+/*
+ * The write-cache policy again on namespaces a rebind re-created, under
+ * the writers' lock, taken only after the quirks lock was released (see
+ * dynid.c).
+ */
+static void quirks_resync(const struct vwc_quirks_opts *qo,
+			  char (*ctrls)[VWC_NAME_LEN], int n)
+{
+	struct vwc_run r;
+	char *args[16];
+	int i;
+
+	if (n > 16)
+		n = 16;
+	/* write back at once, write through under the writers' lock
+	 * (vwc_run_apply()) */
+	if (!vwc_run_init(&r, "quirks", qo->cfg)) {
+		for (i = 0; i < n; i++)
+			args[i] = ctrls[i];
+		r.keep_restored = qo->automatic;
+		vwc_run_select(&r, args, n);
+		vwc_run_probe(&r);
+		vwc_run_apply(&r);
+		vwc_run_free(&r);
+	}
+}
+
 int cmd_quirks(int argc, char **argv)
 {
 	struct vwc_quirks_opts qo = { 0 };
@@ -95,6 +123,7 @@ int cmd_quirks(int argc, char **argv)
 	qo.automatic = o.keep_restored ||
 		       (getenv("ACTION") && getenv("SEQNUM"));
 	qo.cfg = &cfg;
+	qo.resync = quirks_resync;
 	/* PCI addresses (udev's pci add event) go apart from device names */
 	pci = calloc(o.nr_args + 1, sizeof(*pci));
 	if (!pci)
@@ -124,7 +153,7 @@ int cmd_quirks(int argc, char **argv)
 	i = vwc_cmd_start(&r, "quirks", &o, &cfg);
 	if (i)
 		return i;
-	if (vwc_quirks_apply(&r, &qo))
+	if (vwc_quirks_apply(&r.topo, &qo))
 		ret = VWC_EXIT_ERROR;
 	else if (vwc_run_exit_status(&r))
 		ret = vwc_run_exit_status(&r);

@@ -16,7 +16,7 @@
 #include "engine.h"
 #include "irqstat.h"
 #include "log.h"
-#include "quirks.h"
+#include "cpu.h"
 
 #define MAX_QUEUES 1024
 

@@ -14,7 +14,7 @@
 #include "lock.h"
 #include "log.h"
 #include "nvme-io.h"
-#include "quirks.h"
+#include "quirk-db.h"
 
 int vwc_run_init(struct vwc_run *r, const char *command,
 		 const struct vwc_config *cfg)
@@ -34,7 +34,7 @@ int vwc_run_init(struct vwc_run *r, const char *command,
 		r->udev = NULL;
 		return ret;
 	}
-	vwc_quirks_fill(r);
+	vwc_quirks_fill(r->udev, &r->topo);
 	return 0;
 }
 
@@ -255,7 +255,7 @@ int vwc_run_rescan(struct vwc_run *r)
 		return ret;
 	vwc_topo_free(&r->topo);
 	r->topo = t;
-	vwc_quirks_fill(r);
+	vwc_quirks_fill(r->udev, &r->topo);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "quirks.h"
+#include "cpu.h"
+#include "quirk-db.h"
 #include "report.h"
 
 #define HYGON_ADVISORY "Hygon CPU: NVMe IRQ completion batching can cause an interrupt storm (kernel patch 'nvme-pci: Fix performance regression with completion batching for Hygon processors' measured +15% to +25% 4k randread IOPS without it). Check 'nvme vwc irq-stat' under load; optional mitigation: irq-coalescing in nvme-vwc-sync.conf(5)."

@@ -21,7 +21,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "quirks.h"
+#include "dynid.h"
+#include "inuse.h"
+#include "kmod-table.h"
+#include "quirk-db.h"
 #include "fuzz.h"
 
 #define DWZ "disable_write_zeroes"

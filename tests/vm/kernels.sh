@@ -2,7 +2,8 @@
 # Fetch the guest kernels into a cache outside the repository:
 #   $VWC_CACHE_DIR/kernels/<tag>/vmlinuz       (+ version)
 #   $VWC_CACHE_DIR/kernels/<tag>/modules.cpio.gz (+ modules.list): modules the
-#   guest loads at boot: NVMe (where it is a module), dm-mod (LVM cases), ext4
+#   guest loads at boot: NVMe (where it is a module), dm-mod (LVM cases), ext4,
+#   loop and nvmet (T700 in-use cases: a loop device, an nvmet export)
 #   (generic kernels, where it is a module)
 # Tags: 6.1 (Debian 12 cloud), 6.12 (bookworm-backports cloud), 7.2 (sid cloud),
 # 7.2-generic (sid generic kernel, NVMe built as modules), 6.1-generic and
@@ -215,9 +216,9 @@ for tag in "$@"; do
 	6.1) fetch 6.1 bookworm cloud-amd64 dm-mod ;;
 	6.12) fetch 6.12 bookworm-backports cloud-amd64 dm-mod ;;
 	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
-	7.2-generic) fetch 7.2-generic sid amd64 "nvme dm-mod ext4" ;;
-	6.1-generic) fetch 6.1-generic bookworm amd64 "nvme dm-mod ext4" t700-standin ;;
-	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4" t700-standin ;;
+	7.2-generic) fetch 7.2-generic sid amd64 "nvme dm-mod ext4 loop nvmet" ;;
+	6.1-generic) fetch 6.1-generic bookworm amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
+	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
 	*) die "unknown kernel tag '$tag'" ;;
 	esac
 done

@@ -287,7 +287,7 @@ if [ "$MODE" = nvmeroot ]; then
 	check_eq "boot: root drive Write Zeroes disabled from the start (write_zeroes_max_bytes)" "$(wz "$nr")" 0
 	check_eq "boot: Write Zeroes disabled on every listed drive" "$(wz_not 0)" ""
 	check_eq "boot: dynamic ID recorded (from the initramfs, kept in /run)" \
-		"$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null)" "1b36 0010 1af4 1100 0 0 200"
+		"$(sed -n 1p /run/nvme-vwc-sync/dynid/* 2>/dev/null)" "1b36 0010 1af4 1100 0 0 200"
 	journalctl -b -k --no-pager -o short-monotonic >"$OUT/kernel-2.txt"
 	cr=$(ctrl VWCROOT)
 	raddr=$(basename "$(readlink -f "/sys/class/nvme/$cr/device")")

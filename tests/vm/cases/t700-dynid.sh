@@ -177,7 +177,7 @@ sleep 0.3
 $tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
 kill $sp; wait $sp 2>/dev/null
 check_eq "open: exit 1" "$rc" 1
-grep -q "$ns is open by pid $sp (sleep)" /tmp/q.out && pass "open: message names the process" || fail "open message" "$(cat /tmp/q.out)"
+grep -q "process $sp (sleep) holds $ns (through /dev/$ns)" /tmp/q.out && pass "open: message names the process" || fail "open message" "$(cat /tmp/q.out)"
 check_eq "refusals: nothing changed (write_zeroes_max_bytes, diskseq)" "$(wz "$ns") $(seq "$ns")" "$wz0 $s0"
 check_eq "refusals: no dynamic ID recorded" "$(ls /run/nvme-vwc-sync/dynid 2>/dev/null | wc -l)" 0
 
@@ -194,7 +194,7 @@ if [ -e "/sys/class/nvme/$lst/quirks" ]; then
 	grep -qx disable_write_zeroes "/sys/class/nvme/$lst/quirks" && pass "kernel quirks show disable_write_zeroes" || fail "quirks attribute" "$(kq "$lst")"
 	grep -qx bogus_nid "/sys/class/nvme/$lst/quirks" && pass "the table's bogus_nid kept" || fail "bogus_nid kept" "$(kq "$lst")"
 fi
-check_eq "dynamic ID recorded" "$(cat /run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100 2>&1)" "$(if [ -n "$MODS" ]; then echo '1b36 0010 1af4 1100 0 0 200'; else echo '1b36 0010 1af4 1100 0 0 40200'; fi)"
+check_eq "dynamic ID recorded" "$(head -n 1 /run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100 2>&1)" "$(if [ -n "$MODS" ]; then echo '1b36 0010 1af4 1100 0 0 200'; else echo '1b36 0010 1af4 1100 0 0 40200'; fi)"
 check_eq "unlisted controller never rebound (diskseq)" "$(seq "$uns")" "$us0"
 if [ -d $T/events/nvme/nvme_setup_cmd ]; then
 	n=$(wzcmds "$ns")
@@ -222,6 +222,142 @@ wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
 check_eq "restore: a manual rebind still has Write Zeroes (no dynamic ID left)" "$(wz "$ns")" "$wz0"
 check_eq "unlisted controller still never rebound" "$(seq "$uns")" "$us0"
 
+# A partitioned namespace, as every installed system has one: GPT, three
+# partitions. Each kind of user is refused by name; free, quirks applies.
+kmodprobe() { ln -sf /usr/bin/kmod /tmp/modprobe; /tmp/modprobe -q "$@" 2>/dev/null; }
+printf 'label: gpt\nsize=8MiB\nsize=8MiB\nsize=8MiB\n' | /usr/sbin/sfdisk -q "/dev/$ns" >/tmp/sf.out 2>&1
+wait_for "GPT: three partitions" 10 test -e "/sys/block/$ns/${ns}p3"
+udevadm settle --timeout=10 2>/dev/null
+p1=${ns}p1; p2=${ns}p2; p3=${ns}p3
+[ -b /dev/$p3 ] || for p in $p1 $p2 $p3; do mknod "/dev/$p" b $(tr : ' ' </sys/block/$ns/$p/dev); done
+refused() { # NAME PATTERN: quirks refuses, naming the user
+	$tool quirks "$lst" >/tmp/q.out 2>&1; _rc=$?
+	if [ "$_rc" = 1 ] && grep -q "$2" /tmp/q.out; then
+		pass "partitioned: $1 refused by name ($(grep -o "$2[^;]*" /tmp/q.out | head -n 1))"
+	else
+		fail "partitioned: $1 refused by name" "rc $_rc: $(cat /tmp/q.out)"
+	fi
+}
+ps0=$(seq "$ns")
+# The kinds of user, each refused by name, where nvme is a module (the
+# generic kernels, which also have loop and nvmet); the cloud kernels run
+# the partitioned apply and restore only.
+nvmemod=$([ -e /sys/module/nvme/initstate ] && echo 1)
+if [ -n "$nvmemod" ]; then
+	kmodprobe ext4
+	mke2fs -q "/dev/$p1" >/dev/null 2>&1
+	mkdir -p /srv
+	if mount "/dev/$p1" /srv 2>/dev/null; then
+		refused "mounted partition" "$p1 is mounted on /srv"
+		umount /srv
+	else
+		skip "partitioned: mounted partition" "no ext2/ext4 in this kernel"
+	fi
+	mkswap "/dev/$p2" >/dev/null 2>&1 && swapon "/dev/$p2"
+	refused "swap partition" "$p2 is in use as swap"
+	swapoff "/dev/$p2"
+	kmodprobe loop
+	lo=$(losetup -f 2>/dev/null)
+	[ -n "$lo" ] && [ ! -b "$lo" ] && mknod "$lo" b 7 "${lo#/dev/loop}"
+	if [ ! -e /sys/module/loop ]; then
+		skip "partitioned: loop device" "no loop driver in $(uname -r) (cloud kernels: not among the guest's modules)"
+	elif losetup "$lo" "/dev/$p3" 2>/dev/null; then
+		refused "loop device over a partition" "$p3 backs $lo"
+		losetup -d "$lo"
+	else
+		fail "partitioned: loop device" "cannot set up a loop device ($lo)"
+	fi
+	# a second node for the partition, made with mknod (as a container's /dev)
+	mknod /tmp/alt-node b $(tr : ' ' </sys/block/$ns/$p1/dev)
+	sleep 60 </tmp/alt-node &
+	sp=$!
+	sleep 0.3
+	refused "a process through a second device node" "process $sp (sleep) holds $p1 (through /tmp/alt-node)"
+	kill $sp; wait $sp 2>/dev/null
+	# the namespace's generic character device
+	ng=ng${ns#nvme}
+	if [ -e "/sys/class/nvme-generic/$ng/dev" ]; then
+		[ -c "/dev/$ng" ] || mknod "/dev/$ng" c $(tr : ' ' </sys/class/nvme-generic/$ng/dev)
+		sleep 60 <"/dev/$ng" &
+		sp=$!
+		sleep 0.3
+		refused "an open generic device" "process $sp (sleep) holds $ng"
+		kill $sp; wait $sp 2>/dev/null
+	else
+		skip "partitioned: generic device" "no /sys/class/nvme-generic/$ng"
+	fi
+	# an nvmet export of the namespace (generic kernels: nvmet is a module)
+	if kmodprobe nvmet && { mount -t configfs none /sys/kernel/config 2>/dev/null; test -d /sys/kernel/config/nvmet; }; then
+		S=/sys/kernel/config/nvmet/subsystems/vwc-t700
+		mkdir -p $S/namespaces/1
+		echo "/dev/$ns" >$S/namespaces/1/device_path
+		if echo 1 >$S/namespaces/1/enable 2>/dev/null; then
+			refused "an nvmet export" "$ns is exported by nvmet subsystem vwc-t700 (namespace 1)"
+			echo 0 >$S/namespaces/1/enable
+		else
+			fail "partitioned: nvmet export" "cannot enable the nvmet namespace"
+		fi
+		rmdir $S/namespaces/1 $S
+	else
+		skip "partitioned: nvmet export" "no nvmet module in $(uname -r)"
+	fi
+fi
+check_eq "partitioned refusals: nothing changed (write_zeroes_max_bytes, diskseq)" "$(wz "$ns") $(seq "$ns")" "$wz0 $ps0"
+$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+info "partitioned: quirks said: $(tr '\n' '|' </tmp/q.out)"
+check_eq "partitioned namespace, nothing in use: quirks exit 0" "$rc" 0
+check_eq "partitioned: Write Zeroes disabled" "$(wz "$ns")" 0
+wait_for - 10 test -e "/sys/block/$ns/$p3"
+check_cmd "partitioned: the partitions are back after the rebind" test -e "/sys/block/$ns/$p3"
+$tool restore "$lst" >/tmp/r.out 2>&1; rc=$?
+check_eq "partitioned: restore exit 0, Write Zeroes back" "$rc $(wz "$ns")" "0 $wz0"
+$DD if=/dev/zero of="/dev/$ns" bs=64k count=16 oflag=direct status=none
+
+# A controller the driver holds no quirks for (a T700 on 7.x reads
+# "none"): a dynamic ID with the class-wide entry's driver_data 0 for
+# QEMU's controller, then a rebind.
+if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	echo "1b36 0010 1af4 1100 0 0 0" >/sys/bus/pci/drivers/nvme/new_id
+	echo "$addr" >/sys/bus/pci/drivers/nvme/unbind && echo "$addr" >/sys/bus/pci/drivers/nvme/bind
+	wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
+	lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+	check_eq "quirk-free controller: the kernel's quirks read 'none'" "$(kq "$lst")" "none,"
+	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	info "quirk-free: quirks said: $(tr '\n' '|' </tmp/q.out)"
+	check_eq "quirk-free controller (7.x 'none'): quirks exit 0" "$rc" 0
+	check_eq "quirk-free: Write Zeroes disabled, kernel quirks disable_write_zeroes only" "$(wz "$ns") $(kq "$lst")" "0 disable_write_zeroes,"
+	check_eq "quirk-free: driver_data 0x200, the class entry's 0 plus the quirk" "$(head -n 1 /run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100 2>&1)" "1b36 0010 1af4 1100 0 0 200"
+	$tool restore "$lst" >/tmp/r.out 2>&1; rc=$?
+	check_eq "quirk-free: restore exit 0, Write Zeroes back" "$rc $(wz "$ns")" "0 $wz0"
+fi
+
+if [ -n "$nvmemod" ]; then
+	# an admin's driver_override naming another driver: a rebind would not
+	# come back to nvme, so none is made
+	echo pci-stub >/sys/bus/pci/devices/$addr/driver_override
+	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	echo >/sys/bus/pci/devices/$addr/driver_override
+	check_eq "driver_override names another driver: exit 1, not rebound" "$rc $(wz "$ns")" "1 $wz0"
+	grep -q "its driver_override names pci-stub" /tmp/q.out && pass "driver_override refusal named" || fail "driver_override refusal" "$(cat /tmp/q.out)"
+
+	# A bind that fails: the nvme driver's bind file masked by /dev/full
+	# (every write ENOSPC). The tool retries, then the PCI core's drivers_probe
+	# binds it: the controller ends bound, with the dynamic ID.
+	if mount -o bind /dev/full /sys/bus/pci/drivers/nvme/bind; then
+		$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+		umount /sys/bus/pci/drivers/nvme/bind
+		info "forced bind failure: quirks said: $(tr '\n' '|' </tmp/q.out)"
+		grep -q "bind to nvme failed (No space left on device), attempt 1 of 5" /tmp/q.out &&
+			pass "forced bind failure: the failure is reported and retried" || fail "forced bind failure: retried" "$(cat /tmp/q.out)"
+		wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
+		lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+		check_eq "forced bind failure: exit 0, the controller ends bound to nvme, Write Zeroes off" "$rc $(basename "$(readlink /sys/bus/pci/devices/$addr/driver)") $(wz "$ns")" "0 nvme 0"
+		$tool restore "$lst" >/tmp/r.out 2>&1
+		check_eq "forced bind failure: restore" "$(wz "$ns")" "$wz0"
+	else
+		fail "forced bind failure" "cannot mask the bind file"
+	fi
+fi
 # a PCI function not bound yet (as at hotplug before the driver binds): the
 # dynamic ID binds it with the quirk from the start, no rebind. The value is
 # known without a controller only where the table says the ID is absent.
@@ -268,6 +404,28 @@ info "restore --all said: $(tr '\n' '|' </tmp/r.out)"
 check_eq "restore --all: exit 0" "$rc" 0
 hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
 check_eq "restore --all: hot-added drive has Write Zeroes back" "$(wz "$hpns")" "$wz0"
+if [ -n "$nvmemod" ]; then
+	# The hot-added drive is a twin (same IDs): the admin unbinds it (for vfio,
+	# SPDK). new_id for the listed one must not bind it, nor a replayed add.
+	hpaddr=$(basename "$(readlink -f /sys/class/nvme/$hp/device)")
+	echo "$hpaddr" >/sys/bus/pci/drivers/nvme/unbind
+	udevadm settle --timeout=30
+	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
+	check_eq "twin left unbound: quirks on the listed drive exit 0, Write Zeroes off" "$rc $(wz "$ns")" "0 0"
+	check_cmd "twin left unbound: new_id did not bind it" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
+	check_eq "twin: its driver_override is clear again" "$(cat /sys/bus/pci/devices/$hpaddr/driver_override)" "(null)"
+	udevadm trigger --action=add "/sys/bus/pci/devices/$hpaddr"
+	udevadm settle --timeout=60
+	check_cmd "twin: udevadm trigger --action=add leaves it unbound" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
+	$tool restore "$lst" >/tmp/r.out 2>&1
+	echo "$hpaddr" >/sys/bus/pci/drivers/nvme/bind
+	hp_back() { _c=$(ctrl_by_serial VWCHP) && ns_of "$_c" >/dev/null; }
+	wait_for "twin bound again by hand" 20 hp_back
+	udevadm settle --timeout=60
+	$tool restore --all >/tmp/r.out 2>&1
+	hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp"); lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+	check_eq "twin: both listed drives have Write Zeroes back" "$(wz "$ns") $(wz "$hpns")" "$wz0 $wz0"
+fi
 
 # the initramfs-tools init-premount script, as the initramfs runs it before
 # the root file system is mounted: every listed controller, no argument
@@ -282,7 +440,68 @@ if [ -n "$pm" ]; then
 	check_eq "init-premount script: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 	$tool restore --all >/tmp/r.out 2>&1
 	check_eq "restore --all after the script" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
+	if [ -n "$nvmemod" ]; then
+		# The initramfs when the kernel refuses every bind (bind and
+		# drivers_probe masked): the script names the controllers left
+		# unbound, and never says "booting on".
+		paddrs="$addr $(basename "$(readlink -f "/sys/class/nvme/$(ctrl_by_serial VWCHP)/device")")"
+		mount -o bind /dev/full /sys/bus/pci/drivers/nvme/bind
+		mount -o bind /dev/full /sys/bus/pci/drivers_probe
+		sh "$pm" >/tmp/pm2.out 2>&1; rc=$?
+		umount /sys/bus/pci/drivers_probe
+		umount /sys/bus/pci/drivers/nvme/bind
+		info "init-premount script, no bind possible: exit $rc: $(grep -v '^  ' /tmp/pm2.out | tr '\n' '|')"
+		if grep -q "LEFT UNBOUND after the Write Zeroes rebind" /tmp/pm2.out && ! grep -q "booting on" /tmp/pm2.out; then
+			pass "init-premount script, no bind possible: it names the controllers left unbound, no 'booting on'"
+		else
+			fail "init-premount script, no bind possible" "$(cat /tmp/pm2.out)"
+		fi
+		for a in $paddrs; do
+			[ -e "/sys/bus/pci/devices/$a/driver" ] || echo "$a" >/sys/bus/pci/drivers/nvme/bind
+		done
+		hp_back() { _c=$(ctrl_by_serial VWCHP) && ns_of "$_c" >/dev/null; }
+		vwc0_back() { _c=$(ctrl_by_serial VWC0) && ns_of "$_c" >/dev/null; }
+		wait_for - 20 hp_back
+		wait_for "init-premount script, no bind possible: bound again by hand" 20 vwc0_back
+		udevadm settle --timeout=60
+		$tool restore --all >/tmp/r.out 2>&1
+		lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+		check_eq "init-premount script, no bind possible: afterwards Write Zeroes back on both" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
+	fi
 else
 	fail "init-premount script" "not installed"
+fi
+# Module reload with a record present (nvme a module): the dynamic ID goes
+# with the driver. udev is running: its rule runs quirks on the controller's
+# add event, which must find the record stale and add the ID again, with
+# one rebind and no unbind/rebind loop.
+if [ -e /sys/module/nvme/initstate ]; then
+	$tool quirks "$lst" >/tmp/q.out 2>&1
+	info "reload: quirks before said: $(tr '\n' '|' </tmp/q.out)"
+	# the snippet would apply the quirk by itself after the reload (the
+	# rule's run on the rebind's add event writes it again: settle first)
+	udevadm settle --timeout=60
+	rm -f /etc/modprobe.d/zz-nvme-vwc-sync.conf
+	rec=/run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100
+	ino0=$(sed -n 's/^driver-inode //p' $rec)
+	check_eq "reload: record names the driver's inode" "$ino0" "$(stat -c %i /sys/bus/pci/drivers/nvme)"
+	rmmod nvme && kmodprobe nvme
+	vwc0_back() { _c=$(ctrl_by_serial VWC0) && ns_of "$_c" >/dev/null; }
+	wait_for "reload: controller back" 30 vwc0_back
+	udevadm settle --timeout=90
+	lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+	wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
+	sleep 2
+	udevadm settle --timeout=90
+	lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
+	s1=$(seq "$ns")
+	info "reload: module quirks=$(cat /sys/module/nvme/parameters/quirks 2>/dev/null) kernel quirks=$(kq "$lst") record=$(tr '\n' '|' <$rec 2>&1) modprobe.d=$(ls /etc/modprobe.d /run/modprobe.d 2>/dev/null | tr '\n' ' ')"
+	check_eq "reload: udev's rule found the record stale and added the dynamic ID again (Write Zeroes off)" "$(wz "$ns")" 0
+	check_eq "reload: the record is the new driver's" "$(sed -n 's/^driver-inode //p' $rec)" "$(stat -c %i /sys/bus/pci/drivers/nvme)"
+	sleep 3
+	check_eq "reload: no unbind/rebind loop (diskseq $s1, 3 s later the same)" "$(seq "$ns")" "$s1"
+	$tool restore "$lst" >/tmp/r.out 2>&1
+	info "reload: restore said: $(tr '\n' '|' </tmp/r.out)"
+	check_eq "reload: restore" "$(wz "$ns")" "$wz0"
 fi
 finish

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm: ctrl wc=off
+# vm: ctrl wc=off size=128
 # kernels: 7.2-generic
 #
 # Seed 003 (Crucial T700/T705 slow Write Zeroes) on sid's modular kernel:
@@ -16,12 +16,19 @@ modprobe() { ln -sf /usr/bin/kmod /tmp/modprobe; /tmp/modprobe "$@"; }
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 q=/sys/block/$ns/queue
+# an installed system's namespace: GPT, two partitions; the zeroing runs on
+# the second, as a user's would
+printf 'label: gpt\nsize=16MiB\n,\n' | /usr/sbin/sfdisk -q "/dev/$ns" >/tmp/sf.out 2>&1 || info "sfdisk: $(cat /tmp/sf.out)"
+wait_for "GPT: two partitions on $ns" 10 test -e "/sys/block/$ns/${ns}p2"
+part=${ns}p2
+partnode() { [ -b "/dev/$part" ] || mknod "/dev/$part" b $(tr : ' ' <"/sys/block/$ns/$part/dev"); }
+partnode
 check_eq "nvme is a module" "$(cat /sys/module/nvme/initstate 2>/dev/null)" live
 check_cmd "kernel has the nvme quirks parameter" test -e /sys/module/nvme/parameters/quirks
 info "before: write_zeroes_max_bytes=$(cat $q/write_zeroes_max_bytes) unmap=$(cat $q/write_zeroes_unmap_max_bytes 2>/dev/null) quirks=$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"
 zero_ms() {
 	_t0=$(/usr/bin/date +%s%N)
-	/usr/sbin/blkdiscard --zeroout --step 1M --length 32M "/dev/$ns" || return 1
+	/usr/sbin/blkdiscard --zeroout --step 1M --length 32M "/dev/$part" || return 1
 	echo $((($(/usr/bin/date +%s%N) - _t0) / 1000000))
 }
 before_ms=$(zero_ms)
@@ -62,6 +69,8 @@ grep -q "already up to date" /tmp/q2.out && pass "quirks: idempotent re-run" || 
 rmmod nvme && pass "rmmod nvme" || fail "rmmod nvme" "busy?"
 check_cmd "modprobe nvme (kmod: /etc, /run, /lib modprobe.d)" modprobe nvme
 wait_for "namespace back" 20 test -e "/sys/block/$ns"
+wait_for "partitions back" 20 test -e "/sys/block/$ns/$part"
+partnode
 check_eq "module parameter holds the merged quirks" "$(cat /sys/module/nvme/parameters/quirks)" "8086:5845:bogus_nid-1b36:0010:disable_write_zeroes"
 grep -qx disable_write_zeroes "/sys/class/nvme/$c/quirks" && pass "kernel quirk disable_write_zeroes active" || fail "kernel quirk active" "$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"
 check_eq "write_zeroes_max_bytes now 0" "$(cat $q/write_zeroes_max_bytes)" 0

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Quirk names to nvme-pci bits, driver table lookups through libkmod (a
- * module directory built by depmod), modprobe.d through libkmod,
- * mountinfo and swaps through libmount.
+ * Driver table lookups through libkmod (a module directory built by
+ * depmod), modprobe.d through libkmod.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "quirks.h"
+#include "kmod-table.h"
 #include "tap.h"
 
 static void write_file(const char *path, const char *data, size_t len)
@@ -45,10 +44,9 @@ static int depmod(const char *root)
 
 int main(void)
 {
-	char bad[64], src[600], where[600], dir[] = "/tmp/vwc-quirks-XXXXXX";
+	char src[600], dir[] = "/tmp/vwc-kmod-XXXXXX";
 	char path[600], mods[128], key[96], val[256], cdirs[3][128], ours[160];
 	const char *paths[4];
-	unsigned long m;
 	int i;
 	static const char modinfo[] =
 		"nvme.parm=noacpi:disable acpi bios quirks\0"
@@ -59,27 +57,6 @@ int main(void)
 	const char *qemu = "pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02";
 	const char *intel = "pci:v00008086d00005845sv00001AF4sd00001100bc01sc08i02";
 	const char *t700 = "pci:v0000C0A9d00005419sv0000C0A9sd00005419bc01sc08i02";
-
-	ok(vwc_quirk_bit("stripe_size", 11) == 0, "stripe_size is bit 0");
-	ok(vwc_quirk_bit("disable_write_zeroes", 20) == 9,
-	   "disable_write_zeroes is bit 9 (0x200)");
-	ok(vwc_quirk_bit("bogus_nid", 9) == 18, "bogus_nid is bit 18");
-	ok(vwc_quirk_bit("dmapool_align_512", 17) == 22,
-	   "dmapool_align_512 is bit 22");
-	ok(vwc_quirk_bit("bogus", 5) == -1, "unknown name");
-	ok(vwc_quirk_bit("bogus_nid_x", 11) == -1, "no prefix match");
-
-	ok(!vwc_quirks_mask("bogus_nid\n", &m, bad, sizeof(bad)) &&
-	   m == 0x40000, "quirks attribute 'bogus_nid' (QEMU on 7.2)");
-	ok(!vwc_quirks_mask("identify_cns\ndisable_write_zeroes\nbogus_nid\n",
-			    &m, bad, sizeof(bad)) && m == 0x40202,
-	   "QEMU's Intel ID: 0x40202, as the 7.2 table has it");
-	ok(!vwc_quirks_mask("", &m, bad, sizeof(bad)) && m == 0, "empty: 0");
-	ok(!vwc_quirks_mask("no_apst, simple_suspend", &m, bad, sizeof(bad)) &&
-	   m == 0x410, "commas and blanks");
-	ok(vwc_quirks_mask("bogus_nid\nfuture_quirk\n", &m, bad, sizeof(bad)) ==
-	   -EINVAL, "unknown quirk refused");
-	is_str(bad, "future_quirk", "the unknown name is reported");
 
 	ok(!vwc_pci_id_key(qemu, key, sizeof(key)), "key from a modalias");
 	is_str(key, "pci:v00001B36d00000010sv00001AF4sd00001100bc*sc*i*",
@@ -200,59 +177,5 @@ int main(void)
 	   !strcmp(val, "a"), "options: every isspace() blank separates");
 	ok(vwc_options_quirks("quirks=0123456789", val, 4) == -ENOSPC,
 	   "options: small buffer");
-
-	/* mountinfo and swaps through libmount */
-	{
-		char mi[] = "/tmp/vwc-mountinfo-XXXXXX";
-		char sw[] = "/tmp/vwc-swaps-XXXXXX";
-		int fm = mkstemp(mi), fs = mkstemp(sw);
-		static const char mtab[] =
-			"22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
-			"36 22 259:1 / /mnt/my\\040disk rw,relatime shared:1 - ext2 /dev/nvme0n1 rw\n"
-			"40 22 0:45 / /data rw - btrfs /dev/nvme0n1p2 rw\n";
-		static const char swaps[] =
-			"Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
-			"/dev/null                               partition\t1048572\t\t0\t\t-2\n";
-		struct stat st;
-
-		ok(fm >= 0 && fs >= 0, "temporary tables");
-		write_file(mi, mtab, sizeof(mtab) - 1);
-		write_file(sw, swaps, sizeof(swaps) - 1);
-		ok(vwc_blk_mounted(mi, sw, makedev(259, 1), "/dev/nvme0n1", where,
-				   sizeof(where)) == 1, "mounted: by major:minor");
-		is_str(where, "mounted on /mnt/my disk (ext2)",
-		       "where, with the octal escape undone");
-		ok(vwc_blk_mounted(mi, sw, makedev(259, 3), "/dev/nvme0n1p2",
-				   where, sizeof(where)) == 1,
-		   "mounted: btrfs by its source");
-		ok(vwc_blk_mounted(mi, sw, makedev(259, 10), "/dev/nvme1n1",
-				   where, sizeof(where)) == 0, "another device");
-		/* a swap area on a block device: /dev/null stands in (char) */
-		ok(!stat("/dev/null", &st) &&
-		   vwc_blk_mounted(mi, sw, st.st_rdev, "/dev/x", where,
-				   sizeof(where)) == 0,
-		   "swaps: a character device is no swap partition");
-		ok(vwc_blk_mounted(mi, sw, makedev(259, 20), "/dev/null", where,
-				   sizeof(where)) == 1, "swaps: by its node");
-		is_str(where, "in use as swap", "swap named");
-		ok(vwc_blk_mounted("/nonexistent/mountinfo", sw, makedev(259, 1),
-				   "/dev/nvme0n1", where, sizeof(where)) < 0,
-		   "unreadable mountinfo: an error, not 'free'");
-		ok(vwc_blk_mounted(mi, "/nonexistent/swaps", makedev(259, 10),
-				   "/dev/nvme1n1", where, sizeof(where)) < 0,
-		   "unreadable swaps file named: an error");
-		ok(vwc_blk_mounted(NULL, NULL, makedev(259, 99), "/dev/nvme99n1",
-				   where, sizeof(where)) == 0,
-		   "this host's tables read");
-		unlink(mi);
-		unlink(sw);
-		close(fm);
-		close(fs);
-	}
-
-	ok(vwc_quirks_is_pci_addr("0000:01:00.0"), "PCI address");
-	ok(!vwc_quirks_is_pci_addr("nvme0"), "controller name is not");
-	ok(!vwc_quirks_is_pci_addr("0000:01:00.0x"), "trailing garbage");
-	ok(!vwc_quirks_is_pci_addr("01:00.0"), "short form not accepted");
 	return tap_done();
 }

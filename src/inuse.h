@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: inuse.h - is a block device in use
+ *
+ * Before a controller is unbound, which removes its block devices, every
+ * namespace and partition is checked: mounts and swap (libmount), holders
+ * (device-mapper, LVM, md), processes with it open, and an exclusive open
+ * the kernel refuses. Free devices stay open (O_EXCL) until the unbind.
+ */
+#ifndef VWC_INUSE_H
+#define VWC_INUSE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "topo.h"
+
+/**
+ * vwc_blk_mounted() - is a block device mounted or a swap area (libmount)
+ * @mountinfo:	a mountinfo file, NULL for /proc/self/mountinfo
+ * @swaps:	a swaps file, NULL for /proc/swaps
+ * @devt:	the block device's number
+ * @devnode:	"/dev/nvme0n1p1"
+ * @where:	on a match, "mounted on /mnt (ext4)" or "in use as swap"
+ * @len:	size of @where
+ *
+ * Both tables are parsed by libmount (util-linux): a mount matches on its
+ * device number, or on its source for file systems that report an
+ * anonymous device number (btrfs); a swap area on its node's device number.
+ *
+ * Return: 1 in use (@where), 0 not, or a negative errno when a table cannot
+ * be read (callers treat that as in use).
+ */
+int vwc_blk_mounted(const char *mountinfo, const char *swaps, dev_t devt,
+		    const char *devnode, char *where, size_t len);
+
+/**
+ * vwc_path_is_dev() - is @path (followed) a device node of this number
+ * @path:	a path, or a /proc/PID/fd/N link
+ * @type:	S_IFBLK or S_IFCHR
+ * @devt:	device number
+ *
+ * Return: 1 if it is, 0 if not (or it cannot be read).
+ */
+int vwc_path_is_dev(const char *path, mode_t type, dev_t devt);
+
+/**
+ * vwc_find_opener() - a process with a device open, through any node
+ * @proc:	procfs ("/proc")
+ * @type:	S_IFBLK or S_IFCHR
+ * @devt:	device number (compared, not the node's name: a node made with
+ *		mknod, a container's own /dev or a bind mount are found too)
+ * @skip:	a pid not to report (ourselves)
+ * @comm:	on a find, its command
+ * @clen:	size of @comm
+ * @node:	on a find, the path the fd was opened through
+ * @nlen:	size of @node
+ *
+ * Return: the pid, or 0 if none.
+ */
+int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
+		    char *comm, size_t clen, char *node, size_t nlen);
+
+/**
+ * vwc_loop_backed_by() - a loop device whose backing file is this device
+ * @sysblock:	"/sys/block"
+ * @type:	S_IFBLK
+ * @devt:	device number of the namespace or partition
+ * @loop:	on a find, "/dev/loop3"
+ * @len:	size of @loop
+ *
+ * A loop device opens its backing device without O_EXCL: no holder, no
+ * exclusive claim shows it.
+ *
+ * Return: 1 found, 0 none.
+ */
+int vwc_loop_backed_by(const char *sysblock, mode_t type, dev_t devt,
+		       char *loop, size_t len);
+
+/**
+ * vwc_nvmet_exports() - an enabled nvmet namespace whose device_path is
+ *			 this device
+ * @nvmet:	"/sys/kernel/config/nvmet"
+ * @type:	S_IFBLK
+ * @devt:	device number
+ * @subsys:	on a find, "<subsystem NQN> (namespace N)"
+ * @len:	size of @subsys
+ *
+ * Return: 1 found, 0 none.
+ */
+int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
+		      char *subsys, size_t len);
+
+/**
+ * struct vwc_holds - open handles kept on free block devices
+ * @fd:		descriptors
+ * @n:		how many
+ * @cap:	room in @fd
+ */
+struct vwc_holds {
+	int *fd;
+	int n;
+	int cap;
+};
+
+/**
+ * vwc_holds_release() - close every handle of @h
+ * @h:	handles
+ */
+void vwc_holds_release(struct vwc_holds *h);
+
+/**
+ * vwc_disks_in_use() - is any of these namespaces, or a partition of one,
+ *			in use
+ * @names:	block device names ("nvme0n1")
+ * @n:		how many
+ * @why:	on 1, what uses which device
+ * @len:	size of @why
+ * @h:		on 0, handles kept on the free devices (release after the
+ *		unbind)
+ *
+ * udev's workers open a new block device for a moment (blkid): they are
+ * waited for, up to 5 s, before a device is called in use.
+ *
+ * Return: 1 in use (@why), 0 free.
+ */
+int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
+		     size_t len, struct vwc_holds *h);
+
+#endif
