@@ -1,6 +1,6 @@
 #!/bin/sh
-# vm: ctrl wc=on
-# vm: ctrl wc=on intel
+# vm: ctrl wc=on whole
+# vm: ctrl wc=on intel whole
 # vm: rootport
 # vm: spare
 # kernels: 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
