@@ -51,6 +51,7 @@ wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
 # QEMU keeps one cache per namespace backend and a controller reports the
 # first enabled one among its namespaces: WCE=0 through $a turns the shared
 # namespace and $a's own off; $b still reports 1 through its own namespace.
+nvme set-feature "/dev/$b" --feature-id=6 --value=1 >/dev/null 2>&1
 nvme set-feature "/dev/$a" --feature-id=6 --value=0 >/dev/null 2>&1
 info "before the unbind: $a WCE=$(get_wce "$a"), $b WCE=$(get_wce "$b")"
 pci=$(basename "$(readlink "/sys/class/nvme/$b/device")")
