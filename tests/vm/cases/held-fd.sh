@@ -126,4 +126,18 @@ fi
 kill -TERM "$wpid"
 wait "$wpid"
 info "sidecar log (tracefs unmounted at start): $(grep -v '^ ' /tmp/watch2.log | tail -n 3 | tr '\n' '|')"
+
+# 3. issue 21 (9): a device configured "ignore" is never written, not even
+# by the immediate write back that a WCE=1 submission calls for.
+grep -q ' tracefs ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+printf 'device serial=VWC0 write-cache=ignore\n' >/tmp/ignore.conf
+set_wc "$ns" "write through"
+nvme-vwc-sync watch -v --config=/tmp/ignore.conf >/tmp/watch3.log 2>&1 &
+wpid=$!
+wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch3.log
+wce-toggle -n 1 -d 500 "/dev/$c" >/tmp/ignore.out 2>&1
+sleep 1
+check_eq "held-fd: configured ignore: a WCE=1 submission leaves write_cache alone" "$(wc "$ns")" "write through"
+kill -TERM "$wpid"
+wait "$wpid"
 finish
