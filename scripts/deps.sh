@@ -12,6 +12,9 @@ PKGS=(
 	# libkmod: modprobe.d and the module index as modprobe reads them;
 	# libmount: mountinfo and swaps
 	libkmod-dev libmount-dev
+	# libtracefs: find or mount tracefs; libtraceevent: the nvme events'
+	# formats (the sidecar's kernel-side detection)
+	libtracefs-dev libtraceevent-dev
 	# nvme-cli 2.3 built with the plugin: zlib; libnvme-mi.pc needs dbus-1;
 	# its source comes through apt-get source (dpkg-source)
 	zlib1g-dev libdbus-1-dev dpkg-dev

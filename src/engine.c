@@ -177,7 +177,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 	fd = vwc_ctrl_fd(c);
 	if (fd < 0) {
 		c->err = fd;
-		snprintf(c->errmsg, sizeof(c->errmsg), "cannot open %s: %s%s",
+		snprintf(c->errmsg, sizeof(c->errmsg), "cannot open %.300s: %s%s",
 			 c->devnode, strerror(-fd),
 			 fd == -EACCES || fd == -EPERM ? " (must be root)" : "");
 		vwc_err("%s: %s", c->name, c->errmsg);

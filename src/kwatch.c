@@ -10,20 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <tracefs/tracefs.h>
+#include <traceevent/event-parse.h>
 
 #include "kwatch.h"
 #include "log.h"
 
 #define KW_DATA_PAGES	8	/* ring per CPU: 32 KiB on 4 KiB pages */
-
-static const char *const tracefs_roots[] = {
-	"/sys/kernel/tracing",
-	"/sys/kernel/debug/tracing",
-};
 
 struct kw_field {
 	int offset;
@@ -36,7 +36,7 @@ struct kw_event_fmt {
 };
 
 struct kw_ring {
-	int fd_setup;		/* owns the ring */
+	int fd_setup;		/* owns the ring, -1 if not open */
 	int fd_complete;	/* output redirected to fd_setup's ring */
 	void *base;
 	size_t len;
@@ -45,108 +45,132 @@ struct kw_ring {
 struct vwc_kwatch {
 	struct kw_event_fmt setup, complete;
 	struct kw_ring *rings;
-	int nr_rings;
+	int nr_rings;		/* one slot per possible CPU */
 	long page;
+	char how[160];
 	struct vwc_kw_event *evs;
 	int nr_evs, cap_evs;
 };
 
-static int read_text(const char *path, char *buf, size_t len)
+/*
+ * A field's place in a record, from libtraceevent's parse of the format:
+ * 0 to 65535 (a record is at most 64 KiB), so that decode()'s bound
+ * checks cannot be bypassed (found by tests/fuzz/fuzz-kwatch.c).
+ */
+static void take_field(struct tep_event *ev, const char *name,
+		       struct kw_field *f)
 {
-	ssize_t n;
-	int fd;
+	struct tep_format_field *tf = tep_find_field(ev, name);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
+	memset(f, 0, sizeof(*f));
+	if (!tf || tf->offset < 0 || tf->offset > 65535 || tf->size <= 0 ||
+	    tf->size > 65535)
+		return;
+	f->offset = tf->offset;
+	f->size = tf->size;
+}
+
+static int fmt_of_event(struct tep_event *ev, struct kw_event_fmt *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->id = ev->id;
+	take_field(ev, "ctrl_id", &f->ctrl_id);
+	take_field(ev, "qid", &f->qid);
+	take_field(ev, "cid", &f->cid);
+	take_field(ev, "opcode", &f->opcode);
+	take_field(ev, "cdw10", &f->cdw10);
+	return f->ctrl_id.size && f->cid.size && f->qid.size ? 0 : -EPROTO;
 }
 
 /*
- * An offset or size of a format line: 0 to 65535 (a record is at most
- * 64 KiB), so that decode()'s bound checks cannot be bypassed by a
- * negative value or overflow (found by tests/fuzz/fuzz-kwatch.c).
+ * A tracefs "format" text (as events/nvme/<event>/format holds it) read
+ * by libtraceevent (also what the tests and the fuzzer feed).
  */
-static bool parse_int(const char *s, int *out)
+static int fmt_parse(const char *text, size_t len, struct kw_event_fmt *f)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || v < 0 || v > 65535)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
-/* "\tfield:u8 cdw10[24];\toffset:20;\tsize:24;\tsigned:0;" */
-static void parse_field(char *line, struct kw_event_fmt *f)
-{
-	char *decl = strstr(line, "field:"), *semi, *name, *br, *p;
-	struct kw_field fl;
-
-	if (!decl)
-		return;
-	decl += 6;
-	semi = strchr(decl, ';');
-	if (!semi)
-		return;
-	*semi = '\0';
-	br = strchr(decl, '[');
-	if (br)
-		*br = '\0';
-	name = strrchr(decl, ' ');
-	name = name ? name + 1 : decl;
-	p = strstr(semi + 1, "offset:");
-	if (!p || !parse_int(p + 7, &fl.offset))
-		return;
-	p = strstr(semi + 1, "size:");
-	if (!p || !parse_int(p + 5, &fl.size) || !fl.size)
-		return;
-	if (!strcmp(name, "ctrl_id"))
-		f->ctrl_id = fl;
-	else if (!strcmp(name, "qid"))
-		f->qid = fl;
-	else if (!strcmp(name, "cid"))
-		f->cid = fl;
-	else if (!strcmp(name, "opcode"))
-		f->opcode = fl;
-	else if (!strcmp(name, "cdw10"))
-		f->cdw10 = fl;
-}
-
-static int load_format(const char *root, const char *event,
-		       struct kw_event_fmt *f)
-{
-	char path[256], *buf, *line, *save;
-	int r;
+	struct tep_handle *tep = tep_alloc();
+	struct tep_event *ev = NULL;
+	int r = -EPROTO;
 
 	memset(f, 0, sizeof(*f));
-	snprintf(path, sizeof(path), "%s/events/nvme/%s/id", root, event);
-	buf = malloc(16384);
-	if (!buf)
+	if (!tep)
 		return -ENOMEM;
-	r = read_text(path, buf, 64);
-	if (r)
-		goto out;
-	f->id = atoi(buf);
-	snprintf(path, sizeof(path), "%s/events/nvme/%s/format", root, event);
-	r = read_text(path, buf, 16384);
-	if (r)
-		goto out;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		parse_field(line, f);
-	if (!f->ctrl_id.size || !f->cid.size || !f->qid.size)
+	if (tep_parse_format(tep, &ev, text, len, "nvme") == 0 && ev)
+		r = fmt_of_event(ev, f);
+	tep_free(tep);
+	return r;
+}
+
+/* Is a tracefs (or a debugfs with tracing/) mounted, per /proc/mounts? */
+static bool tracefs_in_mounts(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/mounts", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, " tracefs ") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* One event's format file, through libtracefs, parsed by libtraceevent. */
+static int load_one(struct vwc_kwatch *kw, const char *event,
+		    struct kw_event_fmt *f)
+{
+	int size = 0, r;
+	char *text;
+
+	(void)kw;
+	text = tracefs_event_file_read(NULL, "nvme", event, "format", &size);
+	if (!text || size <= 0) {
+		free(text);
+		return -ENOENT;
+	}
+	r = fmt_parse(text, (size_t)size, f);
+	free(text);
+	return r;
+}
+
+/*
+ * Find tracefs, or mount it where systemd does (libtracefs), and read the
+ * nvme events' formats there with libtraceevent.
+ */
+static int load_formats(struct vwc_kwatch *kw, char *why, size_t len)
+{
+	bool before = tracefs_in_mounts();
+	const char *dir = NULL;
+	int r;
+
+	r = tracefs_tracing_dir_is_mounted(true, &dir);
+	if (r < 0 || !dir) {
+		snprintf(why, len, "tracefs is not mounted and could not be mounted");
+		return -ENOENT;
+	}
+	if (!before && tracefs_in_mounts())
+		snprintf(kw->how, sizeof(kw->how),
+			 "nvme tracepoints (tracefs was not mounted: mounted at %s)",
+			 dir);
+	else
+		snprintf(kw->how, sizeof(kw->how), "nvme tracepoints (tracefs at %s)",
+			 dir);
+	/*
+	 * The two formats only, parsed by libtraceevent (not the whole
+	 * system with kallsyms: seconds under emulation).
+	 */
+	r = load_one(kw, "nvme_setup_cmd", &kw->setup);
+	if (!r)
+		r = load_one(kw, "nvme_complete_rq", &kw->complete);
+	if (r == -ENOENT)
+		snprintf(why, len, "no nvme:nvme_setup_cmd and nvme:nvme_complete_rq under %s/events (nvme_core not loaded yet?)",
+			 dir);
+	else if (r || !kw->setup.opcode.size || kw->setup.cdw10.size < 8) {
+		snprintf(why, len, "unexpected nvme tracepoint format under %s",
+			 dir);
 		r = -EPROTO;
-out:
-	free(buf);
+	}
 	return r;
 }
 
@@ -163,6 +187,9 @@ static int perf_open(int id, int cpu, const char *filter)
 	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 	a.wakeup_events = 1;
 	a.disabled = 1;
+	/* sample times on CLOCK_MONOTONIC: comparable with the sidecar's */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
 	fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1,
 		     PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -176,22 +203,26 @@ static int perf_open(int id, int cpu, const char *filter)
 	return fd;
 }
 
+static void close_ring(struct kw_ring *g)
+{
+	if (g->fd_complete >= 0)
+		close(g->fd_complete);
+	if (g->base)
+		munmap(g->base, g->len);
+	if (g->fd_setup >= 0)
+		close(g->fd_setup);
+	g->fd_complete = g->fd_setup = -1;
+	g->base = NULL;
+}
+
 void vwc_kwatch_close(struct vwc_kwatch *kw)
 {
 	int i;
 
 	if (!kw)
 		return;
-	for (i = 0; kw->rings && i < kw->nr_rings; i++) {
-		struct kw_ring *g = &kw->rings[i];
-
-		if (g->fd_complete >= 0)
-			close(g->fd_complete);
-		if (g->base)
-			munmap(g->base, g->len);
-		if (g->fd_setup >= 0)
-			close(g->fd_setup);
-	}
+	for (i = 0; kw->rings && i < kw->nr_rings; i++)
+		close_ring(&kw->rings[i]);
 	free(kw->rings);
 	free(kw->evs);
 	free(kw);
@@ -199,34 +230,81 @@ void vwc_kwatch_close(struct vwc_kwatch *kw)
 
 static int open_ring(struct vwc_kwatch *kw, int cpu, struct kw_ring *g)
 {
+	int r;
+
 	g->fd_complete = -1;
 	g->fd_setup = perf_open(kw->setup.id, cpu, "qid == 0 && opcode == 9");
-	if (g->fd_setup < 0)
-		return g->fd_setup;
+	if (g->fd_setup < 0) {
+		r = g->fd_setup;
+		g->fd_setup = -1;
+		return r;
+	}
 	g->len = (1 + KW_DATA_PAGES) * kw->page;
 	g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       g->fd_setup, 0);
 	if (g->base == MAP_FAILED) {
 		g->base = NULL;
-		return -errno;
+		r = -errno;
+		goto fail;
 	}
 	g->fd_complete = perf_open(kw->complete.id, cpu, "qid == 0");
-	if (g->fd_complete < 0)
-		return g->fd_complete;
-	if (ioctl(g->fd_complete, PERF_EVENT_IOC_SET_OUTPUT, g->fd_setup) < 0)
-		return -errno;
-	if (ioctl(g->fd_setup, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-	    ioctl(g->fd_complete, PERF_EVENT_IOC_ENABLE, 0) < 0)
-		return -errno;
+	if (g->fd_complete < 0) {
+		r = g->fd_complete;
+		g->fd_complete = -1;
+		goto fail;
+	}
+	if (ioctl(g->fd_complete, PERF_EVENT_IOC_SET_OUTPUT, g->fd_setup) < 0 ||
+	    ioctl(g->fd_setup, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
+	    ioctl(g->fd_complete, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		r = -errno;
+		goto fail;
+	}
 	return 0;
+fail:
+	close_ring(g);
+	return r;
+}
+
+/*
+ * Two descriptors per CPU: the soft RLIMIT_NOFILE (1024 by default) is
+ * raised to the hard one (524288 under systemd, and the unit's
+ * LimitNOFILE=) so that a host with hundreds of CPUs does not hit EMFILE.
+ */
+static void raise_nofile(long ncpu)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max ||
+	    rl.rlim_cur >= (rlim_t)(2 * ncpu + 256))
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		vwc_dbg("cannot raise RLIMIT_NOFILE: %s", strerror(errno));
+}
+
+int vwc_kwatch_add_cpus(struct vwc_kwatch *kw)
+{
+	int cpu, r, added = 0;
+
+	for (cpu = 0; kw && cpu < kw->nr_rings; cpu++) {
+		struct kw_ring *g = &kw->rings[cpu];
+
+		if (g->base)
+			continue;
+		r = open_ring(kw, cpu, g);
+		if (!r)
+			added++;
+		else if (r != -ENODEV)	/* ENODEV: the CPU is offline */
+			vwc_warn("nvme tracepoints on CPU %d: %s", cpu,
+				 strerror(-r));
+	}
+	return added;
 }
 
 int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
 {
 	struct vwc_kwatch *kw;
-	const char *root = NULL;
 	long ncpu, cpu;
-	size_t i;
 	int r;
 
 	*out = NULL;
@@ -234,51 +312,68 @@ int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
 	if (!kw)
 		return -ENOMEM;
 	kw->page = sysconf(_SC_PAGESIZE);
-	r = -ENOENT;
-	for (i = 0; i < sizeof(tracefs_roots) / sizeof(tracefs_roots[0]); i++) {
-		r = load_format(tracefs_roots[i], "nvme_setup_cmd", &kw->setup);
-		if (!r) {
-			root = tracefs_roots[i];
-			break;
-		}
-	}
-	if (!root) {
-		snprintf(why, len, "no nvme:nvme_setup_cmd tracepoint under %s or %s: %s",
-			 tracefs_roots[0], tracefs_roots[1], strerror(-r));
+	r = load_formats(kw, why, len);
+	if (r)
 		goto fail;
-	}
-	r = load_format(root, "nvme_complete_rq", &kw->complete);
-	if (r || !kw->setup.opcode.size || kw->setup.cdw10.size < 8) {
-		r = r ? r : -EPROTO;
-		snprintf(why, len, "unexpected nvme tracepoint format under %s: %s",
-			 root, strerror(-r));
-		goto fail;
-	}
 	ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	kw->rings = calloc(ncpu > 0 ? ncpu : 1, sizeof(*kw->rings));
+	if (ncpu < 1)
+		ncpu = 1;
+	raise_nofile(ncpu);
+	kw->rings = calloc(ncpu, sizeof(*kw->rings));
 	if (!kw->rings) {
 		r = -ENOMEM;
 		snprintf(why, len, "%s", strerror(-r));
 		goto fail;
 	}
+	kw->nr_rings = (int)ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		kw->rings[cpu].fd_setup = kw->rings[cpu].fd_complete = -1;
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		struct kw_ring *g = &kw->rings[kw->nr_rings];
-
-		r = open_ring(kw, (int)cpu, g);
-		kw->nr_rings++;
-		if (r == -ENODEV && cpu)	/* CPU offline */
+		r = open_ring(kw, (int)cpu, &kw->rings[cpu]);
+		if (r == -ENODEV)	/* CPU offline: vwc_kwatch_add_cpus() */
 			continue;
 		if (r) {
-			snprintf(why, len, "perf_event_open on the nvme tracepoints (CPU %ld): %s",
-				 cpu, strerror(-r));
+			snprintf(why, len, "perf_event_open on the nvme tracepoints (CPU %ld): %s%s",
+				 cpu, strerror(-r),
+				 r == -EMFILE ? " (raise LimitNOFILE=)" : "");
 			goto fail;
 		}
+	}
+	if (!vwc_kwatch_nr_fds(kw)) {
+		r = -ENODEV;
+		snprintf(why, len, "no CPU online");
+		goto fail;
 	}
 	*out = kw;
 	return 0;
 fail:
 	vwc_kwatch_close(kw);
 	return r;
+}
+
+void vwc_kwatch_describe(char *buf, size_t len)
+{
+	const char *dir = NULL;
+	char path[512];
+	int r = tracefs_tracing_dir_is_mounted(false, &dir);
+
+	/* 1: mounted; 0: not (and not mounted by this call) */
+	if (r <= 0 || !dir) {
+		snprintf(buf, len, "tracefs is not mounted: watch mounts it at /sys/kernel/tracing and uses the nvme tracepoints");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/events/nvme/nvme_setup_cmd/format",
+		 dir);
+	if (access(path, F_OK))
+		snprintf(buf, len, "tracefs at %s, no nvme tracepoints (nvme_core not loaded): close events, udev and the safety net until they appear",
+			 dir);
+	else
+		snprintf(buf, len, "nvme tracepoints (tracefs at %s)", dir);
+}
+
+const char *vwc_kwatch_how(const struct vwc_kwatch *kw)
+{
+	return kw ? kw->how : "none";
 }
 
 int vwc_kwatch_nr_fds(const struct vwc_kwatch *kw)
@@ -306,17 +401,39 @@ int vwc_kwatch_pollfds(const struct vwc_kwatch *kw, struct pollfd *pfd,
 	return n;
 }
 
+/* A number field of the record, in the host's byte order (perf's). */
 static uint64_t get_uint(const uint8_t *raw, uint32_t rawlen,
 			 const struct kw_field *f)
 {
-	uint64_t v = 0;
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
 
-	if (!f->size || f->offset + f->size > (int)rawlen || f->size > 8)
+	if (!f->size || f->offset + f->size > (int)rawlen)
 		return 0;
-	memcpy(&v, raw + f->offset, f->size);	/* little endian (x86, arm64) */
-	if (f->size == 4 && (int32_t)v < 0)
-		v = (uint64_t)(int64_t)(int32_t)v;
-	return v;
+	switch (f->size) {
+	case 1:
+		memcpy(&u8, raw + f->offset, 1);
+		return u8;
+	case 2:
+		memcpy(&u16, raw + f->offset, 2);
+		return u16;
+	case 4:	/* int ctrl_id, int qid: sign-extended */
+		memcpy(&u32, raw + f->offset, 4);
+		return (uint64_t)(int64_t)(int32_t)u32;
+	case 8:
+		memcpy(&u64, raw + f->offset, 8);
+		return u64;
+	}
+	return 0;
+}
+
+/* cdw10[24] holds the command's dwords as sent: little endian */
+static uint32_t le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
 }
 
 static void push(struct vwc_kwatch *kw, const struct vwc_kw_event *ev)
@@ -358,12 +475,12 @@ static void decode(struct vwc_kwatch *kw, const uint8_t *rec, size_t size)
 	memcpy(&type, raw, 2);		/* common_type: the event's id */
 	if (type == kw->setup.id) {
 		const struct kw_field *c = &kw->setup.cdw10;
-		uint32_t cdw10 = 0;
+		uint32_t cdw10;
 
-		if (c->offset + 8 > (int)rawlen)
+		if (c->size < 8 || c->offset + 8 > (int)rawlen)
 			return;
-		memcpy(&cdw10, raw + c->offset, 4);
-		memcpy(&ev.cdw11, raw + c->offset + 4, 4);
+		cdw10 = le32_at(raw + c->offset);
+		ev.cdw11 = le32_at(raw + c->offset + 4);
 		ev.kind = VWC_KW_SET_FEATURES;
 		ev.fid = cdw10 & 0xff;
 		ev.ctrl = (int)get_uint(raw, rawlen, &kw->setup.ctrl_id);

@@ -15,16 +15,22 @@
  * but the kernel's filter drops them before anything reaches userspace;
  * their cost on the I/O path is measured in bench/results/.
  *
- * Field offsets come from the events' tracefs "format" files, so no
- * kernel version's layout is assumed. Needs CAP_SYS_ADMIN (Debian sets
- * perf_event_paranoid to 3), the perf_event_open system call and a
- * mounted tracefs; without them vwc_kwatch_open() fails and the sidecar
- * relies on its other events.
+ * libtracefs finds tracefs, or mounts it at /sys/kernel/tracing as
+ * systemd does when nothing has; libtraceevent reads the events' "format"
+ * files, so no kernel version's layout is assumed. Records are decoded in
+ * the host's byte order (CDW10 and CDW11, copied from the command as
+ * sent, are little endian). Two descriptors per CPU: RLIMIT_NOFILE's soft
+ * limit is raised to the hard one when it is short of that. Needs
+ * CAP_SYS_ADMIN (Debian sets perf_event_paranoid to 3) and the
+ * perf_event_open system call; without them, or without the nvme events
+ * (nvme_core not loaded yet), vwc_kwatch_open() fails and the sidecar
+ * relies on its other events until it tries again.
  */
 #ifndef VWC_KWATCH_H
 #define VWC_KWATCH_H
 
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vwc_kwatch;
@@ -43,7 +49,7 @@ enum vwc_kw_kind {
  * @cid:	command identifier, to pair a submission with its completion
  * @fid:	Set Features: feature identifier (CDW10 bits 7:0)
  * @cdw11:	Set Features: CDW11 (for feature 06h, bit 0 is WCE)
- * @time:	perf clock, nanoseconds
+ * @time:	CLOCK_MONOTONIC, nanoseconds (when the kernel saw it)
  */
 struct vwc_kw_event {
 	enum vwc_kw_kind kind;
@@ -63,6 +69,33 @@ struct vwc_kw_event {
  * Return: 0, or a negative errno with @why filled.
  */
 int vwc_kwatch_open(struct vwc_kwatch **kw, char *why, size_t len);
+
+/**
+ * vwc_kwatch_how() - what detection was set up, for the start line
+ * @kw:	watcher (may be NULL)
+ *
+ * Return: e.g. "nvme tracepoints (tracefs at /sys/kernel/tracing)" or
+ * "nvme tracepoints (tracefs was not mounted: mounted at ...)".
+ */
+const char *vwc_kwatch_how(const struct vwc_kwatch *kw);
+
+/**
+ * vwc_kwatch_describe() - what detection this host offers now, for --help
+ * @buf:	result
+ * @len:	size of @buf
+ *
+ * Mounts nothing and opens no event.
+ */
+void vwc_kwatch_describe(char *buf, size_t len);
+
+/**
+ * vwc_kwatch_add_cpus() - attach on CPUs that came online since
+ * @kw:	watcher (may be NULL)
+ *
+ * Return: how many CPUs were added (their descriptors are new: poll the
+ * set vwc_kwatch_pollfds() gives again).
+ */
+int vwc_kwatch_add_cpus(struct vwc_kwatch *kw);
 
 /**
  * vwc_kwatch_pollfds() - descriptors to poll for POLLIN

@@ -36,6 +36,13 @@ struct vwc_decision vwc_policy_decide(const struct vwc_facts *f)
 
 	switch (f->wce) {
 	case VWC_TRI_NO:
+		/*
+		 * A cache with an unread SMART log may sit on a failed
+		 * backup: unknown means write back.
+		 */
+		if (f->backup_failed == VWC_TRI_UNKNOWN)
+			return decision(VWC_MODE_WRITE_BACK,
+					VWC_REASON_BACKUP_UNKNOWN);
 		return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_WCE_DISABLED);
 	case VWC_TRI_YES:
 		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_WCE_ENABLED);
@@ -126,6 +133,8 @@ const char *vwc_reason_str(enum vwc_reason reason)
 		return "no controller reachable";
 	case VWC_REASON_RESTORED:
 		return "handed back to the kernel by restore (until the next sync)";
+	case VWC_REASON_BACKUP_UNKNOWN:
+		return "volatile write cache present and disabled, but the SMART log could not be read (backup state unknown)";
 	}
 	return "?";
 }

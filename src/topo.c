@@ -15,6 +15,7 @@
 
 #include <libudev.h>
 
+#include "log.h"
 #include "topo.h"
 
 /* Parse "<prefix><num>" at *p, advancing it. */
@@ -391,6 +392,11 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 		len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
 		if (len < 0)
 			continue;	/* vanished meanwhile */
+		if ((size_t)len >= sizeof(link) - 1) {
+			vwc_err("%s/%s: link target longer than %zu characters: not handled",
+				dir, de->d_name, sizeof(link) - 2);
+			continue;
+		}
 		link[len] = '\0';
 		tmp = realloc(e, (n + 1) * sizeof(*e));
 		if (!tmp) {
@@ -402,8 +408,11 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 		len = snprintf(e[n].syspath, sizeof(e[n].syspath), "%s%s%s",
 			       link[0] == '/' ? "" : dir,
 			       link[0] == '/' ? "" : "/", link);
-		if (len < 0 || (size_t)len >= sizeof(e[n].syspath))
+		if (len < 0 || (size_t)len >= sizeof(e[n].syspath)) {
+			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
+				dir, de->d_name, sizeof(e[n].syspath) - 1);
 			continue;
+		}
 		normalize_path(e[n].syspath);
 		n++;
 	}

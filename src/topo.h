@@ -20,7 +20,8 @@
 struct udev;
 
 #define VWC_NAME_LEN	32
-#define VWC_PATH_LEN	256
+/* PATH_MAX: a sysfs path through a deep PCI or fabrics tree is never cut */
+#define VWC_PATH_LEN	4096
 
 /** enum vwc_kind - what a kernel device name designates */
 enum vwc_kind {

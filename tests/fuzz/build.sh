@@ -16,7 +16,7 @@ if [ ! -f "$B/build.ninja" ]; then
 fi
 ninja -C "$B" src/libvwc_core.a >/dev/null
 # shellcheck disable=SC2046 # pkg-config output is words
-LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c) -lnvme)
+LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtracefs libtraceevent) -lnvme)
 [ -n "$(pkg-config --libs libnvme3 2>/dev/null || true)" ] &&
 	grep -q "libnvme API.*: 3" "$B/meson-logs/meson-log.txt" 2>/dev/null &&
 	LIBS+=($(pkg-config --libs libnvme3))

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The nvme tracepoint format parser and the perf record decoder of
- * src/kwatch.c (static: the file is included). Input: a tracefs "format"
- * text, a NUL, then perf records (struct perf_event_header + TIME + RAW)
+ * The nvme tracepoint format (read by libtraceevent, taken by fmt_parse())
+ * and the perf record decoder of src/kwatch.c (static: the file is
+ * included). Input: a tracefs "format" text, a NUL, then perf records (struct perf_event_header + TIME + RAW)
  * as the ring would hold them. Invariant: decoding never reads outside a
  * record, whatever offsets and sizes the format claims.
  */
@@ -13,16 +13,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *z = memchr(data, 0, size), *rec;
 	struct vwc_kwatch kw;
-	char *fmt, *line, *save;
 	size_t left;
+	char *fmt;
 
 	memset(&kw, 0, sizeof(kw));
 	fmt = fuzz_str(data, z ? (size_t)(z - data) : size);
-	for (line = strtok_r(fmt, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		parse_field(line, &kw.setup);
-		kw.complete = kw.setup;
-	}
+	fmt_parse(fmt, strlen(fmt), &kw.setup);
+	kw.complete = kw.setup;
 	kw.setup.id = 0x101;
 	kw.complete.id = 0x102;
 	rec = z ? z + 1 : data + size;

@@ -50,7 +50,7 @@ PKGS=(systemd-sysv udev kmod initramfs-tools "$kernel"
 	nvme-cli e2fsprogs mount procps util-linux
 	# what nvme-vwc-sync depends on, so that apt-get install ./x.deb
 	# works without a network
-	libnvme1 libjson-c5 libudev1)
+	libnvme1 libjson-c5 libudev1 libtracefs1 libtraceevent1)
 
 dir=$CACHE/images/$name
 mkdir -p "$dir"

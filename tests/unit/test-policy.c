@@ -25,7 +25,8 @@ static const struct {
 	/* unknown means write-back */
 	{ { U, U, N, 0 }, WB, VWC_REASON_PRESENT_UNKNOWN, "identify failed" },
 	{ { U, N, N, 0 }, WB, VWC_REASON_PRESENT_UNKNOWN, "identify failed, WCE 0" },
-	{ { Y, N, U, 0 }, WT, VWC_REASON_WCE_DISABLED, "WCE 0, SMART unread" },
+	{ { Y, N, U, 0 }, WB, VWC_REASON_BACKUP_UNKNOWN, "WCE 0, SMART unread" },
+	{ { N, U, U, 0 }, WT, VWC_REASON_NO_CACHE, "absent, SMART unread" },
 	/* SMART bit 4 wins over everything but the admin */
 	{ { Y, N, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "WCE 0, backup failed" },
 	{ { N, U, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "absent, backup failed" },

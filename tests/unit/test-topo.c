@@ -58,7 +58,7 @@ static void link_to(const char *target, const char *rel)
 /* a PCI function DIR (relative to devices/) with its IDs */
 static void pci_fn(const char *dir, const char *vendor, const char *device)
 {
-	char rel[256], mod[128], up[128] = "";
+	char rel[1024], mod[1024], up[1024] = "";
 	const char *s;
 
 	snprintf(rel, sizeof(rel), "devices/%s", dir);
@@ -84,7 +84,7 @@ static void pci_fn(const char *dir, const char *vendor, const char *device)
 /* controller NAME in devices/PARENT/nvme/NAME, linked from class/nvme */
 static void ctrl(const char *parent, const char *name, const char *model)
 {
-	char rel[256], tgt[256], v[64];
+	char rel[1024], tgt[1024], v[64];
 
 	snprintf(rel, sizeof(rel), "devices/%s/nvme/%s", parent, name);
 	mkdirs(rel);
@@ -106,7 +106,7 @@ static void ctrl(const char *parent, const char *name, const char *model)
 /* block device NAME at devices/DIR/NAME, linked from class/block */
 static void disk(const char *dir, const char *name)
 {
-	char rel[256], tgt[256];
+	char rel[1024], tgt[1024];
 
 	snprintf(rel, sizeof(rel), "devices/%s/%s", dir, name);
 	mkdirs(rel);
@@ -135,7 +135,7 @@ int main(void)
 		   *p2 = "pci0000:00/0000:00:05.0",
 		   *p10 = "pci0000:00/0000:00:1c.0/0000:01:00.0",
 		   *fab = "virtual/nvme-fabrics/ctl";
-	char want[512];
+	char want[1024], deep[700];
 	const struct vwc_ctrl *c;
 	const struct vwc_ns *ns;
 	struct vwc_topo t;
@@ -246,6 +246,28 @@ int main(void)
 	ok(ns && ns->nr_ctrl == 1 && t.ctrls && ns->ctrl[0] < t.nr_ctrls &&
 	   !strcmp(t.ctrls[ns->ctrl[0]].name, "nvme3"),
 	   "nvme3n1: controller nvme3 (fabrics)");
+	vwc_topo_free(&t);
+
+	/*
+	 * issue 21: a controller and its namespace more than 256 characters
+	 * deep (a chain of PCI bridges) are found, not skipped
+	 */
+	snprintf(deep, sizeof(deep), "pci0000:00");
+	for (i = 0; i < 22; i++)
+		snprintf(deep + strlen(deep), sizeof(deep) - strlen(deep),
+			 "/0000:%02x:00.0", i + 0x20);
+	pci_fn(deep, "0x144d", "0xa808");
+	ctrl(deep, "nvme20", "Deep");
+	snprintf(want, sizeof(want), "%s/nvme/nvme20", deep);
+	disk(want, "nvme20n1");
+	r = vwc_topo_scan_sysfs(root, &t);
+	c = c_by(&t, "nvme20");
+	ns = n_by(&t, "nvme20n1");
+	ok(r == 0 && c && strlen(c->syspath) > 300 && ns &&
+	   strlen(ns->syspath) > 300 && ns->nr_ctrl == 1 &&
+	   !strcmp(t.ctrls[ns->ctrl[0]].name, "nvme20"),
+	   "sysfs paths over 256 characters: controller and namespace found (%zu)",
+	   c ? strlen(c->syspath) : 0);
 	vwc_topo_free(&t);
 
 	/* a missing class directory (no nvme driver) is an empty host */

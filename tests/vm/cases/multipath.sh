@@ -40,4 +40,36 @@ for p in /sys/block/nvme*c*n${ns##*n}; do
 	[ -e "$p/queue/write_cache" ] || continue
 	check_eq "path ${p##*/} back to write back" "$(cat "$p/queue/write_cache")" "write back"
 done
+
+# Issue 21 (4): a controller with WCE=1 that joins the shared namespace
+# later (unbind and bind of its PCI function) must put it back in write
+# back: its hidden path node nvmeXcYnZ comes with the kernel's scan after
+# the controller's add and sends no uevent. The sidecar alone (no udevd:
+# only the kernel's change events, and its safety net every 2 s).
+wb() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write back" ]; }
+wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
+# QEMU keeps one cache per namespace backend and a controller reports the
+# first enabled one among its namespaces: WCE=0 through $a turns the shared
+# namespace and $a's own off; $b still reports 1 through its own namespace.
+nvme set-feature "/dev/$b" --feature-id=6 --value=1 >/dev/null 2>&1
+nvme set-feature "/dev/$a" --feature-id=6 --value=0 >/dev/null 2>&1
+info "before the unbind: $a WCE=$(get_wce "$a"), $b WCE=$(get_wce "$b")"
+pci=$(basename "$(readlink "/sys/class/nvme/$b/device")")
+nvme-vwc-sync watch -v -v --interval=2 >/tmp/mpw.log 2>&1 &
+wpid=$!
+wait_for "sidecar: shared namespace write back while $b has WCE=1" 10 wb
+echo "$pci" >/sys/bus/pci/drivers/nvme/unbind
+b_gone() { [ ! -e "/sys/class/nvme/$b" ]; }
+wait_for - 10 b_gone
+wait_for "sidecar: $b unbound, $a (WCE=0) alone: write through" 15 wt
+echo "$pci" >/sys/bus/pci/drivers/nvme/bind
+b2() { for _c in /sys/bus/pci/devices/$pci/nvme/nvme*; do [ -e "$_c" ] && echo "${_c##*/}" && return 0; done; return 1; }
+wait_for - 20 b2
+nb=$(b2)
+wait_for - 20 ctrl_live "$nb"
+info "rebound as $nb WCE=$(get_wce "$nb"); paths: $(ls /sys/class/nvme/$nb | grep 'c.*n' | tr '\n' ' ')"
+wait_for "sidecar: $nb (WCE=1) joined the shared namespace again: write back" 15 wb
+kill -TERM "$wpid"
+wait "$wpid"
+info "sidecar log: $(grep -E 'topology|watching|gone|removed|write|nvme1|uevent' /tmp/mpw.log | tail -n 20 | tr '\n' '|')"
 finish

@@ -38,6 +38,21 @@ udevadm settle --timeout=20
 wait_for "hot-add: its namespace goes write through by itself" 10 sh -c "[ \"\$(cat /sys/block/$hpns/queue/write_cache)\" = 'write through' ]"
 info "hot-added $hp ($hpns) WCE=$(get_wce "$hp") write_cache=$(wc "$hpns")"
 
+# issue 21: the sidecar holds the hot-added controller's descriptor (opened
+# again until live), so its own probes raise no close events: it is idle
+# afterwards, and SMART critical warning events are armed (0Bh bits 0-7).
+cpu() { awk '{ print $14 + $15 }' "/proc/$wpid/stat"; }
+t0=$(cpu)
+sleep 10
+t1=$(cpu)
+info "hot-add: sidecar CPU over the 10 s after it: $((t1 - t0)) ticks; $(grep -c "$hp" /tmp/watch.log) log lines name $hp"
+[ $((t1 - t0)) -lt 100 ] && pass "hot-add: sidecar idle afterwards (under 1 s of CPU in 10 s, TCG)" ||
+	fail "hot-add: sidecar idle afterwards" "$((t1 - t0)) ticks in 10 s"
+aec=$(nvme get-feature "/dev/$hp" --feature-id=0xb 2>&1 | sed -n 's/.*Current value: *\(0x\)\{0,1\}\([0-9a-fA-F]*\).*/\2/p')
+[ -n "$aec" ] && [ $((0x$aec & 0xff)) -eq 255 ] &&
+	pass "hot-add: SMART critical warning events armed on $hp (0Bh=0x$aec)" ||
+	fail "hot-add: SMART critical warning events armed on $hp" "0Bh='$aec'"
+
 # the device disappears while the tool runs on it, again and again: every
 # run ends with 0 or 1 (never a crash) and a failure names the device
 : >/tmp/runs

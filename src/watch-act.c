@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What the sidecar does (watch-act.h): probes, decisions and writes for
+ * what the model marked.
+ *
+ * The daemon sends its own commands through descriptors it keeps open,
+ * so they raise no close events of its own: a controller it cannot open
+ * yet (hot-added, not live) is never probed through a fresh open and
+ * close, but opened again on a timer until it is live, and held from
+ * then on (a failed open raises no close event either). Its own Get
+ * Features are not Set Features, and its Set Features 0Bh (SMART events)
+ * is not feature 06h: it cannot wake itself in a loop.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blk.h"
+#include "config.h"
+#include "lock.h"
+#include "log.h"
+#include "nvme-io.h"
+#include "report.h"
+#include "watch-act.h"
+
+#define LOCK_RETRY	1.0	/* s: after the lock could not be had */
+
+double vwc_watch_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct vwc_watcher *of(struct vwc_watch *w)
+{
+	return w->arg;
+}
+
+static void try_open(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
+{
+	int fd = vwc_nvme_open(tc->devnode);
+
+	if (fd < 0 && c->open_delay <= VWC_WATCH_OPEN_MIN_S)
+		vwc_warn("%s: cannot open %s: %s; trying again until it opens",
+			 c->name, tc->devnode, strerror(-fd));
+	else if (fd >= 0 && c->open_delay > VWC_WATCH_OPEN_MIN_S)
+		vwc_info("%s: %s opened", c->name, tc->devnode);
+	vwc_watch_open_result(c, fd, vwc_watch_now());
+}
+
+static void op_ctrl_added(struct vwc_watch *w, struct vwc_wctrl *c,
+			  const struct vwc_ctrl *tc)
+{
+	try_open(c, tc);
+	vwc_src_watch_ctrl(&of(w)->src, tc);
+}
+
+static void op_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+{
+	struct vwc_topo *t = &of(w)->run.topo;
+	int ci = vwc_topo_find_ctrl(t, c->name);
+
+	/* the watches first: our own close must not wake us */
+	vwc_src_unwatch(&of(w)->src, c->name);
+	if (ci >= 0 && t->ctrls[ci].held_fd == c->fd)
+		t->ctrls[ci].held_fd = -1;
+	if (c->fd >= 0)
+		close(c->fd);
+}
+
+static void op_ns_added(struct vwc_watch *w, const char *name)
+{
+	vwc_src_watch_ns(&of(w)->src, name);
+}
+
+static void op_ns_gone(struct vwc_watch *w, const char *name)
+{
+	vwc_src_unwatch(&of(w)->src, name);
+}
+
+/* kernfs gives every sysfs directory a new inode number (with generation) */
+static uint64_t op_ident(const struct vwc_ctrl *tc)
+{
+	struct stat st;
+
+	if (stat(tc->syspath, &st))
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+const struct vwc_watch_ops vwc_watcher_ops = {
+	.ctrl_added = op_ctrl_added,
+	.ctrl_gone = op_ctrl_gone,
+	.ns_added = op_ns_added,
+	.ns_gone = op_ns_gone,
+	.ident = op_ident,
+};
+
+void vwc_watch_rescan(struct vwc_watcher *wr)
+{
+	int r = vwc_run_rescan(&wr->run);
+
+	if (r) {
+		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
+		return;
+	}
+	wr->model.rescan = false;
+	wr->model.topo = &wr->run.topo;
+	vwc_watch_topo_changed(wr);	/* what this scan saw */
+	vwc_watch_sync(&wr->model, vwc_watch_now());
+	vwc_info("topology: %d controller(s), %d namespace(s)",
+		 wr->run.topo.nr_ctrls, wr->run.topo.nr_ns);
+}
+
+static uint64_t class_sig(const char *dir)
+{
+	uint64_t sig = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		uint64_t h = 14695981039346656037ULL;
+		const char *p;
+
+		if (strncmp(de->d_name, "nvme", 4))
+			continue;
+		for (p = de->d_name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		sig += h;	/* readdir's order does not matter */
+	}
+	closedir(d);
+	return sig;
+}
+
+bool vwc_watch_topo_changed(struct vwc_watcher *wr)
+{
+	uint64_t sig = class_sig("/sys/class/nvme") * 31 +
+		       class_sig("/sys/class/block");
+
+	if (sig == wr->sysfs_sig)
+		return false;
+	wr->sysfs_sig = sig;
+	return true;
+}
+
+void vwc_watch_open_retry(struct vwc_watcher *wr)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	double now = vwc_watch_now();
+	int i, ci;
+
+	for (i = 0; i < wr->model.nr_ctrl; i++) {
+		struct vwc_wctrl *c = &wr->model.ctrl[i];
+
+		if (!vwc_watch_open_due(c, now))
+			continue;
+		ci = vwc_topo_find_ctrl(t, c->name);
+		if (ci < 0)
+			continue;
+		try_open(c, &t->ctrls[ci]);
+		t->ctrls[ci].held_fd = c->fd;
+	}
+}
+
+/* Re-enable SMART critical warning events (the kernel leaves them off). */
+static void arm_smart_events(struct vwc_wctrl *c)
+{
+	uint32_t aec;
+	char buf[128];
+	int r;
+
+	c->arm_smart = false;
+	if (c->fd < 0)
+		return;
+	r = vwc_nvme_get_aec(c->fd, &aec);
+	if (!r && (aec & 0xff) != 0xff)
+		r = vwc_nvme_set_aec(c->fd, aec | 0xff);
+	if (r)
+		vwc_info("%s: cannot enable SMART critical warning events: %s",
+			 c->name, vwc_nvme_strerror(r, buf, sizeof(buf)));
+}
+
+/* A new longest hold of the writers' lock (in vwc_run_apply()) is logged. */
+static void note_lock_hold(double before)
+{
+	if (vwc_lock_longest_ms() > before)
+		vwc_info("longest hold of the writers' lock so far: %.1f ms",
+			 vwc_lock_longest_ms());
+}
+
+/* Does the configuration say "ignore" for a controller reaching @ns? */
+static bool ns_ignored(const struct vwc_run *run, const struct vwc_ns *ns)
+{
+	int j;
+
+	for (j = 0; j < ns->nr_ctrl; j++)
+		if (vwc_config_override(run->cfg,
+					&run->topo.ctrls[ns->ctrl[j]]) ==
+		    VWC_OVERRIDE_IGNORE)
+			return true;
+	return false;
+}
+
+void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c)
+{
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_ENABLED };
+	struct vwc_watcher *wr = of(w);
+	struct vwc_topo *t = &wr->run.topo;
+	int ci = vwc_topo_find_ctrl(t, c->name), i;
+
+	double t0 = vwc_watch_now(), t1;
+	bool changed = false;
+
+	if (ci < 0)
+		return;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		struct vwc_wns *n;
+
+		if (!vwc_ns_has_ctrl(ns, ci) || ns_ignored(&wr->run, ns))
+			continue;
+		vwc_blk_apply(ns, wb, false);
+		changed |= ns->action == VWC_ACT_CHANGED;
+		n = vwc_watch_find_ns(w, ns->name);
+		if (n && ns->action != VWC_ACT_FAILED)
+			n->expected = VWC_MODE_WRITE_BACK;
+	}
+	w->publish = true;
+	t1 = vwc_watch_now();
+	/*
+	 * The reaction, from the kernel's own timestamp of the submission:
+	 * the write_cache writes (a queue freeze on 7.2) are not the
+	 * sidecar's doing; the rest is.
+	 */
+	if (c->wb_since > 0 && c->wb_since <= t0)
+		vwc_log(changed ? LOG_NOTICE : LOG_INFO, "%s: reaction %.3f ms from the Set Features 06h submission to write back: write_cache writes %.3f ms, the sidecar's share %.3f ms",
+			 c->name, (t1 - c->wb_since) * 1e3, (t1 - t0) * 1e3,
+			 (t0 - c->wb_since) * 1e3);
+}
+
+/* What a controller that cannot be read is: nothing known (write back). */
+static void unknown(struct vwc_run *run, struct vwc_ctrl *tc, int err)
+{
+	tc->probed = true;
+	tc->err = err;
+	snprintf(tc->errmsg, sizeof(tc->errmsg), "cannot open %.300s: %s",
+		 tc->devnode, strerror(-err));
+	tc->facts.present = VWC_TRI_UNKNOWN;
+	tc->facts.wce = VWC_TRI_UNKNOWN;
+	tc->facts.backup_failed = VWC_TRI_UNKNOWN;
+	tc->facts.override = vwc_config_override(run->cfg, tc);
+	tc->decision = vwc_policy_decide(&tc->facts);
+}
+
+/* Read what the model's plan says from one selected controller. */
+static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
+{
+	struct vwc_wctrl *c = vwc_watch_find_ctrl(&wr->model, tc->name);
+	bool full = false;
+
+	if (!c) {
+		unknown(&wr->run, tc, -ENODEV);
+		return false;
+	}
+	if (c->fd < 0) {
+		/* not live yet: the open retry timer takes it from here */
+		unknown(&wr->run, tc, -ENXIO);
+		c->full = c->wce = false;
+		return false;
+	}
+	tc->held_fd = c->fd;
+	if (c->arm_smart)
+		arm_smart_events(c);
+	if (vwc_watch_plan(&wr->model, c) == VWC_WATCH_PROBE_FULL) {
+		vwc_probe_ctrl(&wr->run, tc);
+		full = true;
+	} else {
+		vwc_probe_ctrl_wce(&wr->run, tc);
+	}
+	/* a Set Features 06h in flight: the cache may be on */
+	if (c->nr_pending && tc->facts.wce != VWC_TRI_UNKNOWN) {
+		tc->facts.wce = VWC_TRI_UNKNOWN;
+		tc->decision = vwc_policy_decide(&tc->facts);
+	}
+	c->full = c->wce = false;
+	return full;
+}
+
+/*
+ * Probe and apply for controller @ci (its namespaces, and every other
+ * controller reaching them). vwc_run_apply() writes write back at once,
+ * with no lock, and write through under the writers' lock on WCE read
+ * again under it; the sidecar never waits for that lock (lock_wait_ms 0):
+ * held by someone else, the namespaces keep their mode and the controller
+ * is evaluated again LOCK_RETRY later. One controller a hold: udev's runs
+ * for other controllers never wait for a whole host's pass.
+ */
+static void evaluate_ctrl(struct vwc_watcher *wr, int ci)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	double held = vwc_lock_longest_ms();
+	bool full = false;
+	int i;
+
+	wr->model.evaluations++;
+	for (i = 0; i < t->nr_ctrls; i++)
+		t->ctrls[i].wanted = false;
+	for (i = 0; i < t->nr_ns; i++)
+		t->ns[i].wanted = false;
+	vwc_run_select_ctrl(&wr->run, ci);
+	for (i = 0; i < t->nr_ctrls; i++)
+		if (t->ctrls[i].wanted)
+			full |= probe(wr, &t->ctrls[i]);
+	wr->run.lock_wait_ms = 0;
+	vwc_run_apply(&wr->run);
+	note_lock_hold(held);
+	if (full)
+		vwc_run_irq_coalesce(&wr->run);
+	wr->model.publish = true;
+	if (wr->run.lock_busy) {
+		char why[160];
+
+		vwc_warn("%s: the writers' lock %s is %s: write through waits, evaluated again in %.0f s",
+			 t->ctrls[ci].name, vwc_lock_path(),
+			 vwc_lock_strerror(-ETIMEDOUT, why, sizeof(why)),
+			 LOCK_RETRY);
+		wr->model.lock_retry = vwc_watch_now() + LOCK_RETRY;
+	} else {
+		wr->model.lock_retry = 0;
+	}
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *tc = &t->ctrls[i];
+		struct vwc_wctrl *c = vwc_watch_find_ctrl(&wr->model, tc->name);
+
+		if (c && tc->wanted && tc->probed)
+			vwc_watch_learn(c, tc);
+		/* write through waited for the lock: read WCE again then */
+		if (c && tc->wanted && wr->run.lock_busy)
+			c->wce = true;
+	}
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *tn = &t->ns[i];
+		struct vwc_wns *n;
+
+		if (!tn->wanted || tn->action == VWC_ACT_FAILED)
+			continue;
+		n = vwc_watch_find_ns(&wr->model, tn->name);
+		if (n)
+			n->expected = tn->decision.mode;
+	}
+}
+
+void vwc_watch_evaluate(struct vwc_watcher *wr)
+{
+	struct vwc_watch *w = &wr->model;
+	int i, ci;
+
+	if (w->lock_retry && vwc_watch_now() < w->lock_retry)
+		return;
+	for (i = 0; i < w->nr_ctrl; i++) {
+		struct vwc_wctrl *c = &w->ctrl[i];
+
+		if (!c->full && !c->wce)
+			continue;
+		ci = vwc_topo_find_ctrl(&wr->run.topo, c->name);
+		if (ci < 0) {		/* gone: the next rescan forgets it */
+			c->full = c->wce = false;
+			continue;
+		}
+		evaluate_ctrl(wr, ci);	/* the others too if the lock is busy */
+	}
+}
+
+void vwc_watch_check_modes(struct vwc_watcher *wr)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	int i;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *tn = &t->ns[i];
+		struct vwc_wns *n = vwc_watch_find_ns(&wr->model, tn->name);
+		enum vwc_mode cur;
+
+		if (!n || n->expected == VWC_MODE_NONE ||
+		    vwc_blk_read(tn->syspath, &cur) || cur == n->expected)
+			continue;
+		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
+			 vwc_mode_str(cur), vwc_mode_str(n->expected));
+		vwc_watch_note_ns(&wr->model, tn->name);
+	}
+}
+
+/*
+ * The node_exporter textfile: what "audit -o prometheus" prints, from the
+ * facts the sidecar holds and write_cache as it reads now, plus the time
+ * of writing. Written to a temporary file in the same directory, then
+ * renamed over the old one: a scrape sees the old file or the new one.
+ */
+void vwc_watch_write_textfile(struct vwc_watcher *wr)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	char tmp[VWC_PATH_LEN + 16];
+	struct timespec now;
+	FILE *f;
+	int i, fd;
+
+	if (!wr->textfile)
+		return;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		int j;
+
+		/* only what the sidecar has facts for */
+		ns->wanted = ns->nr_ctrl > 0;
+		for (j = 0; j < ns->nr_ctrl; j++)
+			ns->wanted &= t->ctrls[ns->ctrl[j]].probed;
+		if (!ns->wanted)
+			continue;
+		ns->decision = vwc_ns_decision(&wr->run, ns);
+		if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+			ns->decision = vwc_policy_restored(ns->decision);
+		ns->action = vwc_blk_read(ns->syspath, &ns->after) ?
+			     VWC_ACT_FAILED : VWC_ACT_UNCHANGED;
+		ns->before = ns->after;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", wr->textfile);
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fchmod(fd, 0644);
+	vwc_report_print(&wr->run, VWC_FMT_PROMETHEUS, f);
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(f, "# HELP nvme_vwc_sync_textfile_timestamp_seconds When the sidecar wrote this file (at start, on every change it makes or sees, and every safety-net round).\n"
+		"# TYPE nvme_vwc_sync_textfile_timestamp_seconds gauge\n"
+		"nvme_vwc_sync_textfile_timestamp_seconds %.3f\n",
+		(double)now.tv_sec + (double)now.tv_nsec / 1e9);
+	if (fflush(f) || fsync(fd) || ferror(f)) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return;
+	}
+	fclose(f);
+	if (rename(tmp, wr->textfile) < 0) {
+		vwc_err("cannot rename %s to %s: %s", tmp, wr->textfile,
+			strerror(errno));
+		unlink(tmp);
+	}
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: watch-act.h - what the sidecar does about what its model says
+ *
+ * Probes, decisions and writes for the controllers the model (watch.h)
+ * marked, one controller a hold of the writers' lock; the write back that
+ * a Set Features 06h with WCE=1 calls for, at once and without the lock;
+ * the safety net's comparison of write_cache with the last decision; the
+ * node_exporter textfile.
+ */
+#ifndef VWC_WATCH_ACT_H
+#define VWC_WATCH_ACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "watch-sources.h"
+#include "watch.h"
+
+/**
+ * struct vwc_watcher - the sidecar: a run, its model and its sources
+ * @run:	the topology, kept between events, and the configuration
+ * @model:	what is known and pending
+ * @src:	the event sources
+ * @textfile:	node_exporter textfile, or NULL
+ */
+struct vwc_watcher {
+	struct vwc_run run;
+	struct vwc_watch model;
+	struct vwc_watch_src src;
+	const char *textfile;
+	uint64_t sysfs_sig;
+};
+
+/**
+ * vwc_watcher_ops - the model's effects: open and hold /dev/nvmeN, watch
+ * and unwatch nodes, a controller's identity (kernfs inode of its sysfs
+ * directory). The model's arg is the &struct vwc_watcher.
+ */
+extern const struct vwc_watch_ops vwc_watcher_ops;
+
+/**
+ * vwc_watch_now() - monotonic seconds
+ *
+ * Return: CLOCK_MONOTONIC in seconds.
+ */
+double vwc_watch_now(void);
+
+/**
+ * vwc_watch_rescan() - discover the topology again and follow it
+ * @wr:	sidecar
+ */
+void vwc_watch_rescan(struct vwc_watcher *wr);
+
+/**
+ * vwc_watch_topo_changed() - did a controller, namespace or path come or
+ *			      go since the last call (names under
+ *			      /sys/class/nvme and /sys/class/block)
+ * @wr:	sidecar
+ *
+ * One readdir of each: cheap enough for every safety-net round, for the
+ * hidden multipath paths (nvmeXcYnZ) that send no uevent.
+ *
+ * Return: true if they changed (the caller rescans).
+ */
+bool vwc_watch_topo_changed(struct vwc_watcher *wr);
+
+/**
+ * vwc_watch_open_retry() - try the opens that are due (hot-added
+ *			    controllers that were not live yet)
+ * @wr:	sidecar
+ */
+void vwc_watch_open_retry(struct vwc_watcher *wr);
+
+/**
+ * vwc_watch_evaluate() - probe and apply for every controller that needs
+ *			  it, one at a time, each under the writers' lock
+ * @wr:	sidecar
+ */
+void vwc_watch_evaluate(struct vwc_watcher *wr);
+
+/**
+ * vwc_watch_write_back_now() - a Set Features 06h with WCE=1 was submitted
+ *				to @c: its namespaces to write back at once
+ * @w:	model (its arg is the &struct vwc_watcher)
+ * @c:	controller
+ *
+ * The safe direction: takes no lock and waits for nothing. Namespaces an
+ * admin configured "ignore" are left alone.
+ */
+void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c);
+
+/**
+ * vwc_watch_check_modes() - the safety net: every namespace's write_cache
+ *			     against the last decision
+ * @wr:	sidecar
+ *
+ * A namespace that differs has its controllers read again.
+ */
+void vwc_watch_check_modes(struct vwc_watcher *wr);
+
+/**
+ * vwc_watch_write_textfile() - write the node_exporter textfile, if any
+ * @wr:	sidecar
+ */
+void vwc_watch_write_textfile(struct vwc_watcher *wr);
+
+#endif

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sidecar's model (watch.h): controllers, namespaces, what is pending.
+ * No I/O here; unit tests drive it with a hand-made topology.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwatch.h"
+#include "log.h"
+#include "watch.h"
+
+static const double settle_delay[VWC_WATCH_SETTLE_N] = { 0.3, 1.5, 5.0 };
+
+/* Grow *arr (of *nr elements of size sz) by one zeroed element. */
+static void *grow(void *arr_p, int *nr, size_t sz)
+{
+	void **arr = arr_p;
+	char *p = realloc(*arr, (*nr + 1) * sz);
+
+	if (!p)
+		return NULL;
+	*arr = p;
+	memset(p + *nr * sz, 0, sz);
+	return p + (*nr)++ * sz;
+}
+
+void vwc_watch_init(struct vwc_watch *w, struct vwc_topo *topo,
+		    const struct vwc_watch_ops *ops, void *arg)
+{
+	memset(w, 0, sizeof(*w));
+	w->topo = topo;
+	w->ops = ops;
+	w->arg = arg;
+}
+
+struct vwc_wctrl *vwc_watch_find_ctrl(struct vwc_watch *w, const char *name)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (!strcmp(w->ctrl[i].name, name))
+			return &w->ctrl[i];
+	return NULL;
+}
+
+static struct vwc_wctrl *find_instance(struct vwc_watch *w, int instance)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (w->ctrl[i].instance == instance)
+			return &w->ctrl[i];
+	return NULL;
+}
+
+struct vwc_wns *vwc_watch_find_ns(struct vwc_watch *w, const char *name)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ns; i++)
+		if (!strcmp(w->ns[i].name, name))
+			return &w->ns[i];
+	return NULL;
+}
+
+static void forget_ctrl(struct vwc_watch *w, int i)
+{
+	struct vwc_wctrl *c = &w->ctrl[i];
+
+	if (w->ops && w->ops->ctrl_gone)
+		w->ops->ctrl_gone(w, c);
+	c->fd = -1;
+	free(c->pending);
+	/* the last entry moves into the hole, its slot is cleared */
+	w->ctrl[i] = w->ctrl[--w->nr_ctrl];
+	memset(&w->ctrl[w->nr_ctrl], 0, sizeof(*w->ctrl));
+}
+
+void vwc_watch_free(struct vwc_watch *w)
+{
+	int i;
+
+	while (w->nr_ctrl)
+		forget_ctrl(w, 0);
+	for (i = 0; i < w->nr_ns; i++)
+		if (w->ops && w->ops->ns_gone)
+			w->ops->ns_gone(w, w->ns[i].name);
+	free(w->ctrl);
+	free(w->ns);
+	w->ctrl = NULL;
+	w->ns = NULL;
+	w->nr_ns = 0;
+}
+
+void vwc_watch_note_ns(struct vwc_watch *w, const char *name)
+{
+	const struct vwc_topo *t = w->topo;
+	int i = vwc_topo_find_ns(t, name), j;
+
+	if (i < 0)
+		return;
+	for (j = 0; j < t->ns[i].nr_ctrl; j++) {
+		struct vwc_wctrl *c =
+			vwc_watch_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
+
+		if (c)
+			c->wce = true;
+	}
+}
+
+static void schedule_settle(struct vwc_wctrl *c, double now)
+{
+	int i;
+
+	for (i = 0; i < VWC_WATCH_SETTLE_N; i++)
+		c->settle[i] = now + settle_delay[i];
+}
+
+bool vwc_watch_note_ctrl(struct vwc_watch *w, const char *name, bool full,
+			 bool settle, double now)
+{
+	struct vwc_wctrl *c = vwc_watch_find_ctrl(w, name);
+
+	if (!c)
+		return false;
+	if (full)
+		c->full = true;
+	else
+		c->wce = true;
+	if (settle) {
+		schedule_settle(c, now);
+		c->arm_smart = true;
+		/* a reset or reconnect may bring multipath paths: no uevent */
+		w->rescan = true;
+	}
+	return true;
+}
+
+void vwc_watch_note_gone(struct vwc_watch *w, const char *name)
+{
+	struct vwc_wctrl *c = vwc_watch_find_ctrl(w, name);
+
+	w->rescan = true;
+	if (!c)
+		return;
+	vwc_info("%s: removed", name);
+	forget_ctrl(w, (int)(c - w->ctrl));
+}
+
+void vwc_watch_note_all(struct vwc_watch *w)
+{
+	int i;
+
+	w->rescan = true;
+	for (i = 0; i < w->nr_ctrl; i++)
+		w->ctrl[i].full = true;
+}
+
+static void add_ctrl(struct vwc_watch *w, const struct vwc_ctrl *tc,
+		     uint64_t ident, double now)
+{
+	struct vwc_wctrl *c = grow(&w->ctrl, &w->nr_ctrl, sizeof(*c));
+
+	if (!c) {
+		vwc_err("%s: out of memory: not watched", tc->name);
+		return;
+	}
+	snprintf(c->name, sizeof(c->name), "%s", tc->name);
+	if (sscanf(c->name, "nvme%d", &c->instance) != 1)
+		c->instance = -1;
+	c->ident = ident;
+	c->fd = -1;
+	c->full = true;
+	c->open_at = now;	/* the caller's ctrl_added tries at once */
+	c->open_delay = VWC_WATCH_OPEN_MIN_S;
+	c->seen = true;
+	/* its namespaces and paths come with the kernel's scan, later */
+	schedule_settle(c, now);
+	if (w->ops && w->ops->ctrl_added)
+		w->ops->ctrl_added(w, c, tc);
+	vwc_info("%s: watching", c->name);
+}
+
+/* which controllers reach @ns, as one number (FNV-1a over their names) */
+static uint64_t paths_sig(const struct vwc_topo *t, const struct vwc_ns *ns)
+{
+	uint64_t sig = 0;
+	int i;
+
+	for (i = 0; i < ns->nr_ctrl; i++) {
+		const char *p = t->ctrls[ns->ctrl[i]].name;
+		uint64_t h = 14695981039346656037ULL;
+
+		for (; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		sig += h;	/* order does not matter */
+	}
+	return sig + (uint64_t)ns->nr_ctrl;
+}
+
+void vwc_watch_sync(struct vwc_watch *w, double now)
+{
+	struct vwc_topo *t = w->topo;
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		w->ctrl[i].seen = false;
+	for (i = 0; i < w->nr_ns; i++)
+		w->ns[i].seen = false;
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *tc = &t->ctrls[i];
+		struct vwc_wctrl *c = vwc_watch_find_ctrl(w, tc->name);
+		uint64_t ident = w->ops && w->ops->ident ? w->ops->ident(tc) : 0;
+
+		if (c && c->ident != ident) {
+			vwc_info("%s: a new controller under the same name",
+				 c->name);
+			forget_ctrl(w, (int)(c - w->ctrl));
+			c = NULL;
+		}
+		if (!c) {
+			add_ctrl(w, tc, ident, now);
+			c = vwc_watch_find_ctrl(w, tc->name);
+			if (!c)
+				continue;
+		}
+		c->seen = true;
+		tc->held_fd = c->fd;
+		if (c->known) {
+			tc->probed = true;
+			tc->facts = c->facts;
+			tc->vwc = c->vwc;
+			tc->critical_warning = c->critical_warning;
+			tc->decision = vwc_policy_decide(&tc->facts);
+		}
+	}
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_wns *n = vwc_watch_find_ns(w, t->ns[i].name);
+		uint64_t paths = paths_sig(t, &t->ns[i]);
+
+		if (n) {
+			n->seen = true;
+			/* a path joined or left: its controllers look again */
+			if (n->paths != paths) {
+				n->paths = paths;
+				vwc_watch_note_ns(w, n->name);
+			}
+			continue;
+		}
+		n = grow(&w->ns, &w->nr_ns, sizeof(*n));
+		if (!n) {
+			vwc_err("%s: out of memory: not watched", t->ns[i].name);
+			continue;
+		}
+		n->seen = true;
+		n->paths = paths;
+		snprintf(n->name, sizeof(n->name), "%s", t->ns[i].name);
+		if (w->ops && w->ops->ns_added)
+			w->ops->ns_added(w, n->name);
+		/* a new namespace: its controllers decide for it */
+		vwc_watch_note_ns(w, n->name);
+	}
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (!w->ctrl[i].seen) {
+			vwc_info("%s: gone", w->ctrl[i].name);
+			forget_ctrl(w, i--);
+		}
+	for (i = 0; i < w->nr_ns; i++) {
+		if (w->ns[i].seen)
+			continue;
+		if (w->ops && w->ops->ns_gone)
+			w->ops->ns_gone(w, w->ns[i].name);
+		w->ns[i--] = w->ns[--w->nr_ns];
+	}
+}
+
+static void expire(struct vwc_wctrl *c)
+{
+	int i;
+
+	for (i = 0; i < c->nr_pending; i++) {
+		c->expired[c->expired_next] = c->pending[i] + 1;
+		c->expired_next = (c->expired_next + 1) % VWC_WATCH_EXPIRED_N;
+	}
+	c->nr_pending = 0;
+}
+
+struct vwc_wctrl *vwc_watch_note_kernel(struct vwc_watch *w,
+					const struct vwc_kw_event *ev,
+					double now)
+{
+	struct vwc_wctrl *c;
+	uint16_t *p;
+	int i;
+
+	w->kernel_events++;
+	if (ev->kind == VWC_KW_LOST) {
+		vwc_warn("nvme tracepoint events lost: reading every cache state again");
+		for (i = 0; i < w->nr_ctrl; i++)
+			w->ctrl[i].wce = true;
+		return NULL;
+	}
+	c = find_instance(w, ev->ctrl);
+	if (!c)
+		return NULL;
+	if (ev->kind == VWC_KW_SET_FEATURES) {
+		if (ev->fid != 0x06)
+			return NULL;
+		vwc_info("%s: Set Features 06h WCE=%u submitted (cid %u)",
+			 c->name, ev->cdw11 & 1, ev->cid);
+		p = realloc(c->pending, (c->nr_pending + 1) * sizeof(*p));
+		if (p) {
+			c->pending = p;
+			c->pending[c->nr_pending++] = ev->cid;
+			c->pending_since = now;
+		}
+		c->wce = true;
+		if (!(ev->cdw11 & 1))
+			return NULL;
+		c->wb_since = (double)ev->time / 1e9;
+		return c;
+	}
+	for (i = 0; i < c->nr_pending; i++) {
+		if (c->pending[i] != ev->cid)
+			continue;
+		c->pending[i] = c->pending[--c->nr_pending];
+		c->wce = true;
+		vwc_info("%s: Set Features 06h completed (cid %u)", c->name,
+			 ev->cid);
+		return NULL;
+	}
+	/* late: the pending timeout had given up on it; once per cid */
+	for (i = 0; i < VWC_WATCH_EXPIRED_N; i++) {
+		if (c->expired[i] != ev->cid + 1)
+			continue;
+		c->expired[i] = 0;
+		c->wce = true;
+		vwc_info("%s: late completion of a Set Features 06h (cid %u): reading WCE",
+			 c->name, ev->cid);
+		break;
+	}
+	return NULL;
+}
+
+void vwc_watch_safety_net(struct vwc_watch *w)
+{
+	int i;
+
+	/* Get Features 06h only to controllers that report a cache */
+	for (i = 0; i < w->nr_ctrl; i++) {
+		struct vwc_wctrl *c = &w->ctrl[i];
+
+		if (!c->known || c->facts.present == VWC_TRI_YES)
+			c->wce = true;
+	}
+	w->attach = true;
+}
+
+static void due_min(double *due, double t)
+{
+	if (t && (!*due || t < *due))
+		*due = t;
+}
+
+double vwc_watch_timers(struct vwc_watch *w, double now)
+{
+	double due = 0;
+	int i, j;
+
+	for (i = 0; i < w->nr_ctrl; i++) {
+		struct vwc_wctrl *c = &w->ctrl[i];
+
+		for (j = 0; j < VWC_WATCH_SETTLE_N; j++) {
+			if (!c->settle[j])
+				continue;
+			if (c->settle[j] <= now) {
+				c->settle[j] = 0;
+				c->full = true;
+				/* the kernel rewrites 0Bh when it resets */
+				c->arm_smart = true;
+				w->rescan = true;
+			} else {
+				due_min(&due, c->settle[j]);
+			}
+		}
+		if (c->fd < 0)
+			due_min(&due, c->open_at);
+		if (!c->nr_pending)
+			continue;
+		if (c->pending_since + VWC_WATCH_PENDING_S <= now) {
+			vwc_info("%s: no completion seen for %d Set Features 06h: reading WCE",
+				 c->name, c->nr_pending);
+			expire(c);
+			c->wce = true;
+		} else {
+			due_min(&due, c->pending_since + VWC_WATCH_PENDING_S);
+		}
+	}
+	due_min(&due, w->lock_retry);
+	return due;
+}
+
+bool vwc_watch_open_due(const struct vwc_wctrl *c, double now)
+{
+	return c->fd < 0 && c->open_at && c->open_at <= now;
+}
+
+void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now)
+{
+	if (fd >= 0) {
+		c->fd = fd;
+		c->open_at = 0;
+		c->open_delay = VWC_WATCH_OPEN_MIN_S;
+		c->full = true;
+		c->arm_smart = true;
+		return;
+	}
+	c->fd = -1;
+	c->open_at = now + c->open_delay;
+	c->open_delay *= 2;
+	if (c->open_delay > VWC_WATCH_OPEN_MAX_S)
+		c->open_delay = VWC_WATCH_OPEN_MAX_S;
+}
+
+enum vwc_watch_probe vwc_watch_plan(const struct vwc_watch *w,
+				    const struct vwc_wctrl *c)
+{
+	(void)w;
+	/*
+	 * WCE alone only while the rest is known and clean: a backup
+	 * failure clears without any event, so while one is reported (or
+	 * unknown) every look reads SMART again.
+	 */
+	if (c->full || !c->known ||
+	    c->facts.present == VWC_TRI_UNKNOWN ||
+	    c->facts.backup_failed != VWC_TRI_NO)
+		return VWC_WATCH_PROBE_FULL;
+	return VWC_WATCH_PROBE_WCE;
+}
+
+void vwc_watch_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
+{
+	c->known = !tc->err && !tc->errmsg[0];
+	c->facts = tc->facts;
+	c->vwc = tc->vwc;
+	c->critical_warning = tc->critical_warning;
+}
+
+bool vwc_watch_busy(const struct vwc_watch *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (w->ctrl[i].full || w->ctrl[i].wce)
+			return true;
+	return false;
+}

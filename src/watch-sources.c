@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sidecar's event sources (watch-sources.h): udev, inotify and the
+ * nvme tracepoints, each turned into calls of the model (watch.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libudev.h>
+
+#include "kwatch.h"
+#include "log.h"
+#include "watch-sources.h"
+#include "watch.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int vwc_src_open(struct vwc_watch_src *s, struct udev *udev)
+{
+	memset(s, 0, sizeof(*s));
+	s->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (s->ifd < 0) {
+		vwc_err("watch: cannot set up inotify: %s", strerror(errno));
+		return -errno;
+	}
+	s->mon = udev_monitor_new_from_netlink(udev, "udev");
+	if (!s->mon ||
+	    udev_monitor_filter_add_match_subsystem_devtype(s->mon, "nvme", NULL) ||
+	    udev_monitor_filter_add_match_subsystem_devtype(s->mon, "block", "disk") ||
+	    /* a CPU online: the tracepoints are to be attached there */
+	    udev_monitor_filter_add_match_subsystem_devtype(s->mon, "cpu", NULL) ||
+	    udev_monitor_enable_receiving(s->mon)) {
+		vwc_err("watch: cannot listen to udev events");
+		return -EIO;
+	}
+	udev_monitor_set_receive_buffer_size(s->mon, 4 * 1024 * 1024);
+	/* the kernel's events too: a SMART warning is seen before udevd ran */
+	s->kmon = udev_monitor_new_from_netlink(udev, "kernel");
+	if (!s->kmon ||
+	    udev_monitor_filter_add_match_subsystem_devtype(s->kmon, "nvme", NULL) ||
+	    udev_monitor_enable_receiving(s->kmon)) {
+		vwc_notice("watch: cannot listen to the kernel's uevents: waiting for udevd's");
+		if (s->kmon)
+			udev_monitor_unref(s->kmon);
+		s->kmon = NULL;
+	}
+	return 0;
+}
+
+void vwc_src_close(struct vwc_watch_src *s)
+{
+	if (s->mon)
+		udev_monitor_unref(s->mon);
+	if (s->kmon)
+		udev_monitor_unref(s->kmon);
+	vwc_kwatch_close(s->kw);
+	if (s->ifd > 0)
+		close(s->ifd);
+	free(s->wds);
+	memset(s, 0, sizeof(*s));
+	s->ifd = -1;
+}
+
+static void add_wd(struct vwc_watch_src *s, const char *path,
+		   const char *name, bool ctl_file)
+{
+	uint32_t mask = ctl_file ? IN_CLOSE_WRITE :
+				   IN_CLOSE_WRITE | IN_CLOSE_NOWRITE;
+	struct vwc_wd *e;
+	int wd, i;
+
+	wd = inotify_add_watch(s->ifd, path, mask);
+	if (wd < 0) {
+		if (errno == ENOSPC && !s->inotify_full_warned) {
+			vwc_warn("cannot watch %s: inotify watch limit reached (fs.inotify.max_user_watches); close events of further devices are missed, the nvme tracepoints and the safety net still see them",
+				 path);
+			s->inotify_full_warned = true;
+		} else {
+			vwc_dbg("cannot watch %s: %s", path, strerror(errno));
+		}
+		return;
+	}
+	for (i = 0; i < s->nr_wds; i++)
+		if (s->wds[i].wd == wd)
+			return;
+	e = realloc(s->wds, (s->nr_wds + 1) * sizeof(*e));
+	if (!e) {
+		inotify_rm_watch(s->ifd, wd);
+		return;
+	}
+	s->wds = e;
+	e = &s->wds[s->nr_wds++];
+	e->wd = wd;
+	e->ctl_file = ctl_file;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+}
+
+/* "<dir>/<file>", or false (logged) if it does not fit */
+static bool join(char *out, size_t len, const char *dir, const char *file)
+{
+	if ((size_t)snprintf(out, len, "%s/%s", dir, file) < len)
+		return true;
+	vwc_warn("%s/%s: path too long: not watched (the safety net still looks)",
+		 dir, file);
+	return false;
+}
+
+void vwc_src_watch_ctrl(struct vwc_watch_src *s, const struct vwc_ctrl *tc)
+{
+	char path[VWC_PATH_LEN + 32];
+
+	add_wd(s, tc->devnode, tc->name, false);
+	if (join(path, sizeof(path), tc->syspath, "reset_controller"))
+		add_wd(s, path, tc->name, true);
+	if (join(path, sizeof(path), tc->syspath, "rescan_controller"))
+		add_wd(s, path, tc->name, true);
+}
+
+void vwc_src_watch_ns(struct vwc_watch_src *s, const char *name)
+{
+	char path[VWC_NAME_LEN + 16];
+	unsigned int a, b;
+
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	add_wd(s, path, name, false);
+	if (sscanf(name, "nvme%un%u", &a, &b) == 2) {
+		snprintf(path, sizeof(path), "/dev/ng%un%u", a, b);
+		add_wd(s, path, name, false);
+	}
+}
+
+void vwc_src_unwatch(struct vwc_watch_src *s, const char *name)
+{
+	int j;
+
+	for (j = 0; j < s->nr_wds; j++)
+		if (!strcmp(s->wds[j].name, name)) {
+			inotify_rm_watch(s->ifd, s->wds[j].wd);
+			s->wds[j--] = s->wds[--s->nr_wds];
+		}
+}
+
+static void on_inotify_event(struct vwc_watch_src *s, struct vwc_watch *w,
+			     const struct inotify_event *ev)
+{
+	int i;
+
+	if (ev->mask & IN_Q_OVERFLOW) {
+		vwc_warn("inotify queue overflow: discovering and reading every controller again");
+		vwc_watch_note_all(w);
+		return;
+	}
+	for (i = 0; i < s->nr_wds; i++) {
+		struct vwc_wd *e = &s->wds[i];
+
+		if (e->wd != ev->wd)
+			continue;
+		if (ev->mask & IN_IGNORED) {
+			*e = s->wds[--s->nr_wds];
+			return;
+		}
+		if (!vwc_watch_find_ctrl(w, e->name)) {
+			vwc_watch_note_ns(w, e->name);
+		} else if (e->ctl_file) {
+			vwc_info("%s: reset or rescan requested", e->name);
+			vwc_watch_note_ctrl(w, e->name, true, true, now_s());
+		} else {
+			vwc_watch_note_ctrl(w, e->name, false, false, 0);
+		}
+		return;
+	}
+}
+
+void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t len;
+	char *p;
+
+	while ((len = read(s->ifd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + len;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+
+			p += sizeof(*ev) + ev->len;
+			w->events++;
+			on_inotify_event(s, w, ev);
+		}
+	}
+}
+
+void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
+		       bool kernel)
+{
+	struct udev_device *dev;
+
+	while ((dev = udev_monitor_receive_device(mon))) {
+		const char *action, *sysname, *aen, *event;
+		char name[VWC_NAME_LEN];
+		enum vwc_kind kind;
+
+		w->events++;
+		action = udev_device_get_action(dev);
+		action = action ? action : "?";
+		sysname = udev_device_get_sysname(dev);
+		event = udev_device_get_subsystem(dev);
+		if (event && !strcmp(event, "cpu")) {
+			if (!strcmp(action, "online") || !strcmp(action, "add")) {
+				vwc_info("uevent %s %s", action, sysname);
+				w->attach = true;
+			}
+			udev_device_unref(dev);
+			continue;
+		}
+		kind = vwc_name_classify(sysname, name, sizeof(name));
+		aen = udev_device_get_property_value(dev, "NVME_AEN");
+		event = udev_device_get_property_value(dev, "NVME_EVENT");
+		if (kernel && strcmp(action, "change")) {
+			udev_device_unref(dev);
+			continue;
+		}
+		vwc_info("%s %s %s%s%s%s%s", kernel ? "kernel uevent" : "uevent",
+			 action, sysname,
+			 aen ? " NVME_AEN=" : "", aen ? aen : "",
+			 event ? " NVME_EVENT=" : "", event ? event : "");
+
+		if (!strcmp(action, "remove") && kind == VWC_KIND_CTRL) {
+			/* forgotten now: the same name may come back */
+			vwc_watch_note_gone(w, name);
+		} else if (!strcmp(action, "add") || !strcmp(action, "remove")) {
+			/* topology changes come from udev: rediscover */
+			if (kind == VWC_KIND_CTRL || kind == VWC_KIND_NS ||
+			    kind == VWC_KIND_PATH)
+				w->rescan = true;
+			/* a controller: nvme_core is loaded now */
+			if (kind == VWC_KIND_CTRL)
+				w->attach = true;
+		} else if (kind == VWC_KIND_CTRL) {
+			/*
+			 * Identify and SMART again: firmware activation and
+			 * backup failures come this way; a reset or connect
+			 * (not a SMART AEN) gets the re-checks.
+			 */
+			if (!vwc_watch_note_ctrl(w, name, true, event || !aen,
+						 now_s()))
+				w->rescan = true;
+		} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
+			vwc_watch_note_ns(w, name);
+		}
+		udev_device_unref(dev);
+	}
+}
+
+struct kw_ctx {
+	struct vwc_watch *w;
+	void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c);
+};
+
+static void on_kernel_event(void *arg, const struct vwc_kw_event *ev)
+{
+	struct kw_ctx *k = arg;
+	struct vwc_wctrl *c = vwc_watch_note_kernel(k->w, ev, now_s());
+
+	if (c)
+		k->wb(k->w, c);
+}
+
+void vwc_src_read_kwatch(struct vwc_watch_src *s, struct vwc_watch *w,
+			 void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c))
+{
+	struct kw_ctx k = { w, wb };
+
+	if (s->kw)
+		vwc_kwatch_read(s->kw, on_kernel_event, &k);
+}

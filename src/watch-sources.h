@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: watch-sources.h - the sidecar's event sources
+ *
+ * Each source has a descriptor to poll and a read function that turns
+ * what it got into calls of the model (watch.h):
+ *
+ *  - udev (udevd's netlink group: add, remove, change) and the kernel's
+ *    own group (change events only, before udevd ran its rules);
+ *  - inotify: IN_CLOSE on /dev/nvmeN, /dev/nvmeNnM and /dev/ngNnM (any
+ *    process that sent a passthrough command closes the node afterwards),
+ *    IN_CLOSE_WRITE on reset_controller and rescan_controller; a queue
+ *    overflow asks for a full rescan;
+ *  - kwatch (kwatch.h): Set Features 06h on the nvme tracepoints.
+ */
+#ifndef VWC_WATCH_SOURCES_H
+#define VWC_WATCH_SOURCES_H
+
+#include <poll.h>
+#include <stdbool.h>
+
+#include "topo.h"
+
+struct udev;
+struct udev_monitor;
+struct vwc_kwatch;
+struct vwc_watch;
+struct vwc_wctrl;
+
+/**
+ * struct vwc_wd - one inotify watch
+ * @wd:		watch descriptor
+ * @name:	nvme0, nvme0n1 (also for ng0n1)
+ * @ctl_file:	reset_controller or rescan_controller
+ */
+struct vwc_wd {
+	int wd;
+	char name[VWC_NAME_LEN];
+	bool ctl_file;
+};
+
+/**
+ * struct vwc_watch_src - every event source of the sidecar
+ * @ifd:	inotify descriptor
+ * @mon:	udevd's events
+ * @kmon:	the kernel's events, NULL if unavailable
+ * @kw:		the nvme tracepoints, NULL if unavailable
+ */
+struct vwc_watch_src {
+	int ifd;
+	struct vwc_wd *wds;
+	int nr_wds;
+	bool inotify_full_warned;
+	struct udev_monitor *mon, *kmon;
+	struct vwc_kwatch *kw;
+};
+
+/**
+ * vwc_src_open() - open the inotify and udev sources
+ * @s:		sources
+ * @udev:	libudev context
+ *
+ * Return: 0, or a negative errno (logged).
+ */
+int vwc_src_open(struct vwc_watch_src *s, struct udev *udev);
+
+/**
+ * vwc_src_close() - close every source
+ * @s:	sources
+ */
+void vwc_src_close(struct vwc_watch_src *s);
+
+/**
+ * vwc_src_watch_ctrl() - watch a controller's nodes (inotify)
+ * @s:	sources
+ * @tc:	the controller
+ */
+void vwc_src_watch_ctrl(struct vwc_watch_src *s, const struct vwc_ctrl *tc);
+
+/**
+ * vwc_src_watch_ns() - watch a namespace's nodes (inotify)
+ * @s:		sources
+ * @name:	nvmeXnY (its /dev/ngXnY too)
+ */
+void vwc_src_watch_ns(struct vwc_watch_src *s, const char *name);
+
+/**
+ * vwc_src_unwatch() - stop watching what vwc_src_watch_*() added for @name
+ * @s:		sources
+ * @name:	controller or namespace
+ */
+void vwc_src_unwatch(struct vwc_watch_src *s, const char *name);
+
+/**
+ * vwc_src_read_inotify() - feed the model what inotify saw
+ * @s:	sources
+ * @w:	model
+ */
+void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
+
+/**
+ * vwc_src_read_udev() - feed the model a udev monitor's events
+ * @w:		model
+ * @mon:	@s->mon or @s->kmon
+ * @kernel:	@mon is the kernel's group: only change events are taken
+ */
+void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
+		       bool kernel);
+
+/**
+ * vwc_src_read_kwatch() - feed the model the tracepoints' events
+ * @s:		sources
+ * @w:		model
+ * @wb:		called at once for a controller that got a Set Features
+ *		06h with WCE=1 (the safe direction, before anything else)
+ */
+void vwc_src_read_kwatch(struct vwc_watch_src *s, struct vwc_watch *w,
+			 void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c));
+
+#endif

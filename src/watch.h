@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: watch.h - the sidecar's model
+ *
+ * What the sidecar ("watch") knows between events: the controllers and
+ * namespaces it watches, the facts it last read, and what is pending
+ * (a Set Features 06h seen on the tracepoints and not completed yet,
+ * re-checks after a reset, a controller that refused its open). No I/O:
+ * the event sources (watch-sources.c: udev, inotify, the nvme tracepoints)
+ * and the timers feed it through the vwc_watch_note_*() calls below, and
+ * the acting part (watch-act.c) reads what needs a look, probes, applies
+ * and hands the facts back with vwc_watch_learn(). What the model wants
+ * done to a device when one appears or goes (open it, watch its nodes)
+ * goes through &struct vwc_watch_ops.
+ */
+#ifndef VWC_WATCH_H
+#define VWC_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "topo.h"
+
+#define VWC_WATCH_SETTLE_N	3	/* re-checks after reset/rescan */
+#define VWC_WATCH_PENDING_S	2.0	/* a completion never seen */
+#define VWC_WATCH_EXPIRED_N	16	/* timed-out cids still listened to */
+#define VWC_WATCH_OPEN_MIN_S	0.05	/* open retry: first delay */
+#define VWC_WATCH_OPEN_MAX_S	5.0	/* open retry: longest delay */
+
+struct vwc_kw_event;
+struct vwc_watch;
+
+/**
+ * struct vwc_wctrl - one watched controller
+ * @name:	nvmeN
+ * @instance:	N
+ * @ident:	identity of the kernel object (see &vwc_watch_ops.ident):
+ *		a controller that went and came back under the same name
+ *		is a new one
+ * @fd:		descriptor held open, -1 while it cannot be opened
+ * @open_at:	when to try the open again (0: not pending)
+ * @open_delay:	the current retry delay
+ * @full:	needs Identify, WCE and SMART
+ * @wce:	needs Get Features 06h
+ * @arm_smart:	SMART critical warning events to enable again
+ * @known:	@facts, @vwc and @critical_warning are valid
+ * @settle:	pending re-checks (monotonic seconds, 0 none)
+ * @pending:	cids of Set Features 06h submitted, not completed
+ * @expired:	cids whose completion was not seen in time (ring)
+ * @wb_since:	when the kernel saw the last Set Features 06h with WCE=1
+ *		(monotonic seconds), for the reaction's figure
+ */
+struct vwc_wctrl {
+	char name[VWC_NAME_LEN];
+	int instance;
+	uint64_t ident;
+	int fd;
+	double open_at, open_delay;
+	bool full, wce, arm_smart;
+	bool known;
+	struct vwc_facts facts;
+	uint8_t vwc, critical_warning;
+	double settle[VWC_WATCH_SETTLE_N];
+	uint16_t *pending;
+	int nr_pending;
+	double pending_since;
+	int expired[VWC_WATCH_EXPIRED_N];
+	int expired_next;
+	double wb_since;
+	bool seen;
+};
+
+/**
+ * struct vwc_wns - one watched namespace
+ * @name:	nvmeXnY
+ * @expected:	the mode last written or found right, VWC_MODE_NONE unknown
+ * @paths:	which controllers reach it (a signature): when it changes,
+ *		they all read WCE again
+ */
+struct vwc_wns {
+	char name[VWC_NAME_LEN];
+	enum vwc_mode expected;
+	uint64_t paths;
+	bool seen;
+};
+
+/**
+ * struct vwc_watch_ops - effects the model asks for
+ * @ctrl_added:	a controller appeared: open it (set c->fd, or leave -1),
+ *		watch its nodes
+ * @ctrl_gone:	a controller went: stop watching its nodes, then close
+ *		c->fd
+ * @ns_added:	a namespace appeared: watch its nodes
+ * @ns_gone:	a namespace went: stop watching its nodes
+ * @ident:	the identity of a controller of the topology (the sysfs
+ *		directory's kernfs inode: new for every device object)
+ */
+struct vwc_watch_ops {
+	void (*ctrl_added)(struct vwc_watch *w, struct vwc_wctrl *c,
+			   const struct vwc_ctrl *tc);
+	void (*ctrl_gone)(struct vwc_watch *w, struct vwc_wctrl *c);
+	void (*ns_added)(struct vwc_watch *w, const char *name);
+	void (*ns_gone)(struct vwc_watch *w, const char *name);
+	uint64_t (*ident)(const struct vwc_ctrl *tc);
+};
+
+/**
+ * struct vwc_watch - the model
+ * @topo:	the topology it follows (owned by the caller)
+ * @ops:	effects
+ * @arg:	for the caller (the sources and the acting part)
+ * @rescan:	the topology must be discovered again
+ * @publish:	something was seen: the textfile is to be rewritten
+ * @attach:	the kernel-side detection may attach more now (a controller
+ *		or a CPU appeared, the safety net's round)
+ */
+struct vwc_watch {
+	struct vwc_topo *topo;
+	const struct vwc_watch_ops *ops;
+	void *arg;
+	struct vwc_wctrl *ctrl;
+	int nr_ctrl;
+	struct vwc_wns *ns;
+	int nr_ns;
+	bool rescan;
+	bool publish;
+	bool attach;
+	double lock_retry;
+	unsigned long events, evaluations, kernel_events;
+};
+
+/**
+ * vwc_watch_init() - an empty model
+ * @w:		model
+ * @topo:	topology to follow
+ * @ops:	effects
+ * @arg:	stored in @w->arg
+ */
+void vwc_watch_init(struct vwc_watch *w, struct vwc_topo *topo,
+		    const struct vwc_watch_ops *ops, void *arg);
+
+/**
+ * vwc_watch_free() - forget everything (ctrl_gone for each controller)
+ * @w:	model
+ */
+void vwc_watch_free(struct vwc_watch *w);
+
+/**
+ * vwc_watch_sync() - follow the topology after a (re)scan
+ * @w:		model
+ * @now:	monotonic seconds
+ *
+ * New controllers and namespaces are added (to be probed in full), those
+ * gone are forgotten, a controller whose identity changed is forgotten
+ * and added anew. The topology's controllers get the held descriptors and
+ * the known facts.
+ */
+void vwc_watch_sync(struct vwc_watch *w, double now);
+
+/**
+ * vwc_watch_find_ctrl() - a watched controller by name
+ * @w:		model
+ * @name:	nvmeN
+ *
+ * Return: it, or NULL.
+ */
+struct vwc_wctrl *vwc_watch_find_ctrl(struct vwc_watch *w, const char *name);
+
+/**
+ * vwc_watch_find_ns() - a watched namespace by name
+ * @w:		model
+ * @name:	nvmeXnY
+ *
+ * Return: it, or NULL.
+ */
+struct vwc_wns *vwc_watch_find_ns(struct vwc_watch *w, const char *name);
+
+/**
+ * vwc_watch_note_ns() - something happened on a namespace's node
+ * @w:		model
+ * @name:	nvmeXnY
+ *
+ * Every controller reaching it reads WCE again.
+ */
+void vwc_watch_note_ns(struct vwc_watch *w, const char *name);
+
+/**
+ * vwc_watch_note_ctrl() - something happened on a controller
+ * @w:		model
+ * @name:	nvmeN
+ * @full:	Identify and SMART too, not only WCE
+ * @settle:	a reset or rescan: look again at 0.3, 1.5 and 5 s, with SMART
+ *		events enabled again, and discover the topology again then
+ *		(multipath paths send no uevents)
+ * @now:	monotonic seconds
+ *
+ * Return: false if @name is not watched (the caller rescans).
+ */
+bool vwc_watch_note_ctrl(struct vwc_watch *w, const char *name, bool full,
+			 bool settle, double now);
+
+/**
+ * vwc_watch_note_gone() - a controller's remove event
+ * @w:		model
+ * @name:	nvmeN
+ *
+ * It is forgotten at once (descriptor closed), so that one coming back
+ * under the same name before the rescan is never taken for it.
+ */
+void vwc_watch_note_gone(struct vwc_watch *w, const char *name);
+
+/**
+ * vwc_watch_note_all() - events were lost (queue overflow)
+ * @w:	model
+ *
+ * The topology is discovered again and every controller probed in full.
+ */
+void vwc_watch_note_all(struct vwc_watch *w);
+
+/**
+ * vwc_watch_note_kernel() - an event from the nvme tracepoints
+ * @w:		model
+ * @ev:		the event
+ * @now:	monotonic seconds
+ *
+ * A Set Features 06h is pending until its completion; a completion that
+ * comes after the pending timeout is still taken as a WCE change.
+ *
+ * Return: the controller to put in write back now (a Set Features 06h
+ * with WCE=1 was submitted to it), or NULL.
+ */
+struct vwc_wctrl *vwc_watch_note_kernel(struct vwc_watch *w,
+					const struct vwc_kw_event *ev,
+					double now);
+
+/**
+ * vwc_watch_safety_net() - the periodic round
+ * @w:	model
+ *
+ * WCE again on every controller that reports a cache or is not known;
+ * the kernel-side detection tries to attach what it lacks (nvme_core
+ * loaded, CPUs online since).
+ */
+void vwc_watch_safety_net(struct vwc_watch *w);
+
+/**
+ * vwc_watch_timers() - fire what is due
+ * @w:		model
+ * @now:	monotonic seconds
+ *
+ * Settle re-checks, Set Features whose completion never came, opens to
+ * retry (those are left to the caller: see vwc_watch_open_due()).
+ *
+ * Return: when the next timer is due, 0 if none.
+ */
+double vwc_watch_timers(struct vwc_watch *w, double now);
+
+/**
+ * vwc_watch_open_due() - is a controller's open to be tried now
+ * @c:		controller
+ * @now:	monotonic seconds
+ *
+ * Return: true if it has no descriptor and its retry time has come.
+ */
+bool vwc_watch_open_due(const struct vwc_wctrl *c, double now);
+
+/**
+ * vwc_watch_open_result() - record an open attempt
+ * @c:		controller
+ * @fd:		the descriptor, or a negative errno
+ * @now:	monotonic seconds
+ *
+ * A success wants a full probe and SMART events armed; a failure is tried
+ * again after a delay that doubles up to 5 s.
+ */
+void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now);
+
+/** enum vwc_watch_probe - what one evaluation reads from a controller */
+enum vwc_watch_probe {
+	VWC_WATCH_PROBE_NONE = 0,
+	VWC_WATCH_PROBE_WCE,	/* Get Features 06h */
+	VWC_WATCH_PROBE_FULL,	/* Identify, Get Features 06h, SMART */
+};
+
+/**
+ * vwc_watch_plan() - what to read from a controller of an evaluation
+ * @w:	model
+ * @c:	watched controller, selected (it or a namespace it shares)
+ *
+ * Every selected controller reads WCE at least: a write through on a
+ * shared namespace is never decided from another controller's cached
+ * WCE. A controller whose other facts are unknown or not clean, or
+ * that was asked for, is read in full.
+ *
+ * Return: the probe.
+ */
+enum vwc_watch_probe vwc_watch_plan(const struct vwc_watch *w,
+				    const struct vwc_wctrl *c);
+
+/**
+ * vwc_watch_learn() - keep what a probe found
+ * @c:		watched controller
+ * @tc:		the topology's controller, probed
+ */
+void vwc_watch_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc);
+
+/**
+ * vwc_watch_busy() - does any controller need a look
+ * @w:	model
+ *
+ * Return: true if one has @full or @wce set.
+ */
+bool vwc_watch_busy(const struct vwc_watch *w);
+
+#endif

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sidecar's model (src/watch-model.c) driven with a hand-made
+ * topology and fake effects: what is probed, what is pending, identity,
+ * late completions, multipath paths joining, open retries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kwatch.h"
+#include "watch.h"
+#include "tap.h"
+
+static int added, gone, ns_added, ns_gone, next_fd = 10, open_fails;
+static uint64_t idents[4];
+static double fake_now;
+
+static void f_ctrl_added(struct vwc_watch *w, struct vwc_wctrl *c,
+			 const struct vwc_ctrl *tc)
+{
+	(void)w;
+	(void)tc;
+	added++;
+	vwc_watch_open_result(c, open_fails ? -ENXIO : next_fd++, fake_now);
+}
+
+static void f_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+{
+	(void)w;
+	(void)c;
+	gone++;
+}
+
+static void f_ns_added(struct vwc_watch *w, const char *name)
+{
+	(void)w;
+	(void)name;
+	ns_added++;
+}
+
+static void f_ns_gone(struct vwc_watch *w, const char *name)
+{
+	(void)w;
+	(void)name;
+	ns_gone++;
+}
+
+static uint64_t f_ident(const struct vwc_ctrl *tc)
+{
+	return idents[tc->name[4] - '0'];
+}
+
+static const struct vwc_watch_ops ops = {
+	f_ctrl_added, f_ctrl_gone, f_ns_added, f_ns_gone, f_ident,
+};
+
+static struct vwc_ctrl ctrls[3];
+static struct vwc_ns nss[2];
+static int ns0_ctrl[2] = { 0, 1 }, ns1_ctrl[1] = { 2 };
+
+/* nvme0, nvme1, nvme2; nvme0n1 through nvme0 (and nvme1 if @shared) */
+static void topo(struct vwc_topo *t, bool shared)
+{
+	int i;
+
+	memset(ctrls, 0, sizeof(ctrls));
+	memset(nss, 0, sizeof(nss));
+	for (i = 0; i < 3; i++) {
+		snprintf(ctrls[i].name, sizeof(ctrls[i].name), "nvme%d", i);
+		snprintf(ctrls[i].devnode, sizeof(ctrls[i].devnode),
+			 "/dev/nvme%d", i);
+	}
+	snprintf(nss[0].name, sizeof(nss[0].name), "nvme0n1");
+	nss[0].ctrl = ns0_ctrl;
+	nss[0].nr_ctrl = shared ? 2 : 1;
+	snprintf(nss[1].name, sizeof(nss[1].name), "nvme2n1");
+	nss[1].ctrl = ns1_ctrl;
+	nss[1].nr_ctrl = 1;
+	t->ctrls = ctrls;
+	t->nr_ctrls = 3;
+	t->ns = nss;
+	t->nr_ns = 2;
+}
+
+static void clear_marks(struct vwc_watch *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		w->ctrl[i].full = w->ctrl[i].wce = w->ctrl[i].arm_smart = false;
+	w->rescan = false;
+}
+
+static void know(struct vwc_wctrl *c, enum vwc_tri present, enum vwc_tri wce)
+{
+	struct vwc_ctrl tc = { 0 };
+
+	tc.facts.present = present;
+	tc.facts.wce = wce;
+	tc.facts.backup_failed = VWC_TRI_NO;
+	vwc_watch_learn(c, &tc);
+}
+
+int main(void)
+{
+	struct vwc_kw_event sf = { VWC_KW_SET_FEATURES, 0, 7, 0x06, 1, 0 };
+	struct vwc_kw_event done = { VWC_KW_COMPLETE, 0, 7, 0, 0, 0 };
+	struct vwc_wctrl *c0, *c1, *c2;
+	struct vwc_topo t;
+	struct vwc_watch w;
+	double due;
+	int fd;
+
+	topo(&t, false);
+	idents[0] = 100;
+	idents[1] = 101;
+	idents[2] = 102;
+	vwc_watch_init(&w, &t, &ops, NULL);
+	vwc_watch_sync(&w, 0);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	ok(w.nr_ctrl == 3 && w.nr_ns == 2 && added == 3 && ns_added == 2,
+	   "sync: 3 controllers and 2 namespaces added");
+	ok(c0 && c0->full && c0->fd == 10 && ctrls[0].held_fd == 10,
+	   "sync: a new controller is probed in full, its descriptor held");
+	ok(vwc_watch_busy(&w), "busy after the first sync");
+	clear_marks(&w);
+	due = vwc_watch_timers(&w, 0.1);
+	ok(due > 0.29 && due < 0.31 && !w.rescan,
+	   "a new controller: re-checks scheduled (its paths come later)");
+	vwc_watch_timers(&w, 0.35);
+	ok(c0->full && w.rescan, "a new controller's re-check: full look and rescan");
+
+	/* 5: the same name, another kernel object */
+	clear_marks(&w);
+	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
+	idents[0] = 200;
+	vwc_watch_sync(&w, 1);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	ok(gone == 1 && added == 4 && c0 && !c0->known && c0->full &&
+	   c0->fd == 13 && ctrls[0].held_fd == 13,
+	   "identity changed: old one forgotten, a fresh probe and descriptor");
+	ok(!ctrls[0].probed, "identity changed: no stale facts handed to the topology");
+
+	/* the same identity: facts kept, nothing reopened */
+	clear_marks(&w);
+	know(c0, VWC_TRI_YES, VWC_TRI_NO);
+	vwc_watch_sync(&w, 2);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	ok(added == 4 && !c0->full && ctrls[0].probed &&
+	   ctrls[0].facts.wce == VWC_TRI_NO,
+	   "same identity: facts kept, no new open");
+
+	/* remove event: forgotten at once, before any rescan */
+	vwc_watch_note_gone(&w, "nvme0");
+	ok(gone == 2 && !vwc_watch_find_ctrl(&w, "nvme0") && w.rescan,
+	   "remove: forgotten at once, rescan asked");
+	vwc_watch_sync(&w, 3);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	ok(c0 && c0->full && !c0->known && added == 5,
+	   "back under the same name: probed as new");
+
+	/* 4: a path joins nvme0n1 (no uevent): both controllers look */
+	clear_marks(&w);
+	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	know(c0, VWC_TRI_YES, VWC_TRI_NO);
+	know(c1, VWC_TRI_YES, VWC_TRI_YES);
+	topo(&t, true);
+	vwc_watch_sync(&w, 4);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	c2 = vwc_watch_find_ctrl(&w, "nvme2");
+	ok(c0->wce && c1->wce && !c2->wce,
+	   "multipath: a path that joined has both controllers read WCE");
+	clear_marks(&w);
+	vwc_watch_sync(&w, 5);
+	ok(!c0->wce && !c1->wce, "multipath: nothing new, nothing read");
+
+	/* 8: a peer of a shared namespace reads WCE, never a cached value */
+	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_WCE,
+	   "plan: a known clean peer still reads WCE");
+	c1->facts.backup_failed = VWC_TRI_UNKNOWN;
+	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_FULL,
+	   "plan: SMART unknown reads everything again");
+	c1->facts.backup_failed = VWC_TRI_NO;
+	c1->full = true;
+	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_FULL,
+	   "plan: asked for full");
+	clear_marks(&w);
+
+	/* Set Features 06h on the tracepoints */
+	sf.time = 9500000000ULL;
+	ok(vwc_watch_note_kernel(&w, &sf, 10) == c0 && c0->nr_pending == 1 &&
+	   c0->wce, "Set Features 06h WCE=1: write back now, pending");
+	ok(c0->wb_since > 9.49 && c0->wb_since < 9.51,
+	   "the kernel's time of the submission kept for the reaction");
+	clear_marks(&w);
+	ok(!vwc_watch_note_kernel(&w, &done, 10.1) && !c0->nr_pending &&
+	   c0->wce, "completion: WCE read again");
+	clear_marks(&w);
+	sf.cdw11 = 0;
+	ok(!vwc_watch_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
+	   "Set Features 06h WCE=0: no write back, pending");
+	sf.fid = 0x0b;
+	sf.cid = 8;
+	ok(!vwc_watch_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
+	   "another feature: ignored");
+
+	/* 7: its completion after the pending timeout */
+	due = vwc_watch_timers(&w, 12);
+	ok(due > 12.9 && due < 13.1, "timers: the pending timeout is due at 13 s");
+	clear_marks(&w);
+	vwc_watch_timers(&w, 13.5);
+	ok(!c0->nr_pending && c0->wce, "timeout: WCE read");
+	clear_marks(&w);
+	vwc_watch_note_kernel(&w, &done, 14);
+	ok(c0->wce, "a completion after the timeout is a WCE change");
+	clear_marks(&w);
+	vwc_watch_note_kernel(&w, &done, 14.1);
+	ok(!c0->wce, "... taken once");
+
+	/* settle after a reset: re-checks, SMART events, a rescan */
+	ok(vwc_watch_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&
+	   c2->arm_smart && w.rescan, "reset: full look, SMART armed, rescan");
+	ok(!vwc_watch_note_ctrl(&w, "nvme9", false, false, 20),
+	   "unknown controller: caller rescans");
+	clear_marks(&w);
+	due = vwc_watch_timers(&w, 20.1);
+	ok(due > 20.29 && due < 20.31 && !c2->full, "settle: first re-check at 0.3 s");
+	vwc_watch_timers(&w, 20.4);
+	ok(c2->full && c2->arm_smart && w.rescan,
+	   "settle: re-check fired with SMART and rescan");
+
+	/* 3: a controller that does not open yet */
+	clear_marks(&w);
+	open_fails = 1;
+	vwc_watch_note_gone(&w, "nvme2");
+	idents[2] = 300;
+	fake_now = 30;
+	vwc_watch_sync(&w, 30);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	c2 = vwc_watch_find_ctrl(&w, "nvme2");
+	ok(c2 && c2->fd < 0 && !vwc_watch_open_due(c2, 30.01) &&
+	   vwc_watch_open_due(c2, 30.06), "open failed: retried after 50 ms");
+	vwc_watch_open_result(c2, -ENXIO, 30.06);
+	ok(!vwc_watch_open_due(c2, 30.1) && vwc_watch_open_due(c2, 30.17),
+	   "open failed again: the delay doubles");
+	due = vwc_watch_timers(&w, 30.1);
+	ok(due > 30.15 && due < 30.17, "timers: the retry is due");
+	clear_marks(&w);
+	fd = next_fd++;
+	vwc_watch_open_result(c2, fd, 30.2);
+	ok(c2->fd == fd && c2->full && c2->arm_smart &&
+	   !vwc_watch_open_due(c2, 99), "opened: full probe, SMART armed, held");
+	open_fails = 0;
+
+	/* safety net and overflow */
+	clear_marks(&w);
+	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
+	know(c1, VWC_TRI_YES, VWC_TRI_NO);
+	c2->known = false;
+	vwc_watch_safety_net(&w);
+	ok(!c0->wce && c1->wce && c2->wce && w.attach,
+	   "safety net: WCE where a cache is reported or unknown, attach");
+	clear_marks(&w);
+	vwc_watch_note_all(&w);
+	ok(c0->full && c1->full && c2->full && w.rescan,
+	   "events lost: everything again");
+
+	vwc_watch_note_ns(&w, "nvme0n1");
+	vwc_watch_free(&w);
+	ok(w.nr_ctrl == 0 && gone == 6 + 0 && ns_gone == 2,
+	   "free: every controller and namespace let go");
+	return tap_done();
+}
