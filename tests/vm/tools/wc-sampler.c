@@ -28,12 +28,33 @@
  *     (one line; wce_* are -1 without -c or when Get Features failed).
  *   spin=1: the kernel could not wake a 1 ms sleep on time (no
  *   high-resolution timers), so the sampler spun on the clock instead.
+ *   wc-sampler soak -s SERIAL [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]
+ *     For a fault-injection soak: the controller with serial SERIAL and its
+ *     first namespace are looked up again whenever a read fails (reset,
+ *     rescan, unbind/bind, rmmod/modprobe), at most every 20 ms. A sample
+ *     reading write through is "unsafe" when Get Features 06h (descriptor
+ *     kept open) says WCE=1 and write_cache still reads write through.
+ *     Consecutive unsafe samples form a window (WCE=1 seen, write back not
+ *     yet); a sample more than LIMIT_MS (default 1000) into its window is
+ *     "outside". SIGUSR1 closes the controller's descriptor (so that
+ *     `rmmod nvme` is not refused because of it) until SIGUSR2: write
+ *     through samples in between are "unknown". Until SIGTERM when
+ *     DURATION_MS is 0 (default). Prints:
+ *       WCS soak ms=120000 samples=.. wb=.. wt=.. absent=.. unknown=..
+ *           unsafe=.. windows=N p50=.. p99=.. max=.. outside=0 spin=0
+ *     (window figures in ms, from the first unsafe sample to the first
+ *     sample that is not), after one line per window longer than LIMIT_MS:
+ *       WCS window at=SECONDS len=MS
+ *     (at: CLOCK_MONOTONIC seconds of its first sample, as /proc/uptime
+ *     counts in a guest that never suspends).
  * Exit status: 0 done (the figures say what happened), 1 timeout (run) or
- * unsafe samples (sample), 2 usage or setup error.
+ * unsafe samples (sample) or samples outside the window (soak), 2 usage or
+ * setup error.
  *
  * The controller's descriptor is opened once and closed at exit: a sidecar
  * watching close events sees one close after the sampling, none during it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -171,8 +192,9 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: %s run -n NS -e back|through [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]\n"
-		"       %s sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]\n",
-		prog, prog);
+		"       %s sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]\n"
+		"       %s soak -s SERIAL [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]\n",
+		prog, prog, prog);
 	return 2;
 }
 
@@ -289,10 +311,176 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 	return unsafe ? 1 : 0;
 }
 
+static volatile sig_atomic_t ctrl_paused;
+
+static void on_usr(int sig)
+{
+	ctrl_paused = sig == SIGUSR1;
+}
+
+/* nvmeX with serial @serial and its first namespace block device */
+static bool find_by_serial(const char *serial, char *ctrl, size_t clen,
+			   char *ns, size_t nlen)
+{
+	char path[300], buf[64];
+	struct dirent *de, *ne;
+	DIR *d, *nd;
+	bool found = false;
+	FILE *f;
+
+	d = opendir("/sys/class/nvme");
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		char *e;
+
+		if (strncmp(de->d_name, "nvme", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial",
+			 de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		buf[0] = '\0';
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		for (e = buf + strlen(buf); e > buf && (e[-1] == ' ' ||
+		     e[-1] == '\n'); e--)
+			e[-1] = '\0';
+		if (strcmp(buf, serial))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s", de->d_name);
+		nd = opendir(path);
+		if (!nd)
+			continue;
+		while ((ne = readdir(nd))) {
+			int a, b, cc;
+
+			if (sscanf(ne->d_name, "nvme%dc%dn%d", &a, &b, &cc) == 3)
+				snprintf(ns, nlen, "nvme%dn%d", a, cc);
+			else if (sscanf(ne->d_name, "nvme%dn%d", &a, &b) == 2)
+				snprintf(ns, nlen, "%s", ne->d_name);
+			else
+				continue;
+			snprintf(ctrl, clen, "%s", de->d_name);
+			found = true;
+			break;
+		}
+		closedir(nd);
+	}
+	closedir(d);
+	return found;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int do_soak(const char *serial, long duration_ms, long limit_ms,
+		   long period_us)
+{
+	long samples = 0, wb = 0, wt = 0, absent = 0, unknown = 0, unsafe = 0;
+	long outside = 0, k = 0, nwin = 0, cap = 0;
+	double t0, t, win_start = -1, retry = 0, *win = NULL;
+	char ctrl[300], ns[300], path[700];
+	int fd = -1, cfd = -1, s;
+	struct sigaction sa = { .sa_handler = on_signal }, su = { .sa_handler = on_usr };
+	struct timespec start;
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &su, NULL);
+	sigaction(SIGUSR2, &su, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
+	do {
+		t = now_ms() - t0;
+		samples++;
+		if (ctrl_paused && cfd >= 0) {
+			close(cfd);
+			cfd = -1;
+		}
+		if (fd < 0 && t >= retry) {
+			retry = t + 20;
+			if (find_by_serial(serial, ctrl, sizeof(ctrl), ns,
+					   sizeof(ns))) {
+				snprintf(path, sizeof(path),
+					 "/sys/block/%s/queue/write_cache", ns);
+				fd = open(path, O_RDONLY | O_CLOEXEC);
+			}
+		}
+		s = fd >= 0 ? read_wc(fd) : WC_ERR;
+		if (s == WC_ERR && fd >= 0) {
+			close(fd);
+			fd = -1;
+			if (cfd >= 0)
+				close(cfd);
+			cfd = -1;
+		}
+		if (s == WC_THROUGH && cfd < 0 && !ctrl_paused) {
+			snprintf(path, sizeof(path), "/dev/%s", ctrl);
+			cfd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		if (s == WC_ERR) {
+			absent++;
+		} else if (s == WC_BACK) {
+			wb++;
+		} else {
+			wt++;
+			if (cfd < 0) {
+				unknown++;
+			} else if (get_wce(cfd) == 1 && read_wc(fd) == WC_THROUGH) {
+				unsafe++;
+				if (win_start < 0)
+					win_start = t;
+				if (t - win_start > limit_ms)
+					outside++;
+				tick(&start, ++k, period_us);
+				continue;
+			}
+		}
+		if (win_start >= 0) {	/* a window ends */
+			if (nwin == cap) {
+				double *n = realloc(win, (cap + 1024) * sizeof(*n));
+
+				if (n) {
+					win = n;
+					cap += 1024;
+				}
+			}
+			if (nwin < cap)
+				win[nwin++] = t - win_start;
+			if (t - win_start > limit_ms)
+				printf("WCS window at=%.3f len=%.3f\n",
+				       (t0 + win_start) / 1e3, t - win_start);
+			win_start = -1;
+		}
+		tick(&start, ++k, period_us);
+	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
+	if (nwin)
+		qsort(win, nwin, sizeof(*win), cmp_double);
+	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld absent=%ld unknown=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d spin=%d\n",
+	       now_ms() - t0, samples, wb, wt, absent, unknown, unsafe, nwin,
+	       nwin ? win[nwin / 2] : 0.0,
+	       nwin ? win[(nwin * 99) / 100 < nwin ? (nwin * 99) / 100 : nwin - 1] : 0.0,
+	       nwin ? win[nwin - 1] : 0.0, outside, win_start >= 0, spinning);
+	free(win);
+	if (fd >= 0)
+		close(fd);
+	if (cfd >= 0)
+		close(cfd);
+	return outside ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *ns = NULL, *ctrl = NULL, *mode;
+	const char *ns = NULL, *ctrl = NULL, *mode, *serial = NULL;
 	long timeout_ms = 5000, duration_ms = 400, period_us = 1000;
+	long limit_ms = 1000;
 	int expect = WC_ERR, opt;
 	bool quiet = false;
 
@@ -301,8 +489,16 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	argv++;
 	argc--;
-	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:q")) != -1) {
+	if (!strcmp(mode, "soak"))
+		duration_ms = 0;
+	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:qs:l:")) != -1) {
 		switch (opt) {
+		case 's':
+			serial = optarg;
+			break;
+		case 'l':
+			limit_ms = strtol(optarg, NULL, 10);
+			break;
 		case 'n':
 			ns = optarg;
 			break;
@@ -327,6 +523,11 @@ int main(int argc, char **argv)
 		default:
 			return usage();
 		}
+	}
+	if (!strcmp(mode, "soak")) {
+		if (!serial || period_us <= 0 || duration_ms < 0 || limit_ms <= 0)
+			return usage();
+		return do_soak(serial, duration_ms, limit_ms, period_us);
 	}
 	if (!ns || period_us <= 0)
 		return usage();
