@@ -148,7 +148,7 @@ run_suite() {
 	local qemu=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$VQ_CPU"
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
 		-kernel "$dir/vmlinuz"
-		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 systemd.show_status=error"
+		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 no_timer_check systemd.show_status=error"
 		"${rootdisk[@]}"
 		-drive "file=$img,if=virtio,format=raw"
 		-device nvme,id=nv0,serial=VWC0
