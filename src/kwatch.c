@@ -101,17 +101,26 @@ static int fmt_parse(const char *text, size_t len, struct kw_event_fmt *f)
 	return r;
 }
 
-/* Is a tracefs (or a debugfs with tracing/) mounted, per /proc/mounts? */
-static bool tracefs_in_mounts(void)
+/*
+ * Where a tracefs is mounted, per /proc/mounts (the first one), into @dir
+ * if not NULL. Return: true if one is.
+ */
+static bool tracefs_in_mounts(char *dir, size_t len)
 {
-	char line[512];
+	char line[512], src[256], mnt[256], type[64];
 	bool found = false;
 	FILE *f = fopen("/proc/mounts", "re");
 
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, " tracefs ") != NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%255s %255s %63s", src, mnt, type) != 3 ||
+		    strcmp(type, "tracefs"))
+			continue;
+		found = true;
+		if (dir)
+			snprintf(dir, len, "%s", mnt);
+	}
 	fclose(f);
 	return found;
 }
@@ -140,16 +149,17 @@ static int load_one(struct vwc_kwatch *kw, const char *event,
  */
 static int load_formats(struct vwc_kwatch *kw, char *why, size_t len)
 {
-	bool before = tracefs_in_mounts();
-	const char *dir = NULL;
+	bool before = tracefs_in_mounts(NULL, 0);
+	const char *dir;
 	int r;
 
-	r = tracefs_tracing_dir_is_mounted(true, &dir);
-	if (r < 0 || !dir) {
+	/* found, or mounted at /sys/kernel/tracing; kept by libtracefs */
+	dir = tracefs_tracing_dir();
+	if (!dir) {
 		snprintf(why, len, "tracefs is not mounted and could not be mounted");
 		return -ENOENT;
 	}
-	if (!before && tracefs_in_mounts())
+	if (!before && tracefs_in_mounts(NULL, 0))
 		snprintf(kw->how, sizeof(kw->how),
 			 "nvme tracepoints (tracefs was not mounted: mounted at %s)",
 			 dir);
@@ -353,12 +363,9 @@ fail:
 
 void vwc_kwatch_describe(char *buf, size_t len)
 {
-	const char *dir = NULL;
-	char path[512];
-	int r = tracefs_tracing_dir_is_mounted(false, &dir);
+	char dir[256], path[512];
 
-	/* 1: mounted; 0: not (and not mounted by this call) */
-	if (r <= 0 || !dir) {
+	if (!tracefs_in_mounts(dir, sizeof(dir))) {
 		snprintf(buf, len, "tracefs is not mounted: watch mounts it at /sys/kernel/tracing and uses the nvme tracepoints");
 		return;
 	}

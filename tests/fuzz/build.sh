@@ -23,7 +23,8 @@ LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtrac
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
 	clang "${CFLAGS[@]}" -fsanitize=fuzzer "$SAN" -D_GNU_SOURCE \
-		-Isrc -I"$B" -Itests/fuzz "$src" -o "$B/$name" \
+		-Isrc -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent) \
+		"$src" -o "$B/$name" \
 		"${LIBS[@]/#src\//$B/src/}"
 done
 echo "fuzz: built $(ls tests/fuzz/fuzz-*.c | wc -l) harnesses in $B"
