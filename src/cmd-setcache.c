@@ -79,8 +79,13 @@ static int lock_for(struct vwc_run *r, const struct vwc_ctrl *c)
 	return 0;
 }
 
-/* Every namespace @ci reaches to write back. Return: 0 or an errno. */
-static int all_write_back(struct vwc_run *r, int ci)
+/*
+ * Every namespace @ci reaches to write back. With @first, the lockless
+ * first pass: a writer holding the lock may write write through between
+ * our write and its read-back, so a failure there is only noted; the pass
+ * under the lock decides. Return: 0 or an errno.
+ */
+static int all_write_back(struct vwc_run *r, int ci, bool first)
 {
 	struct vwc_ctrl *c = &r->topo.ctrls[ci];
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
@@ -94,6 +99,11 @@ static int all_write_back(struct vwc_run *r, int ci)
 			continue;
 		ns->wanted = true;
 		ret = vwc_blk_apply(ns, wb, r->dry_run);
+		if (ret && first && !r->dry_run) {
+			vwc_info("%s: %s: write back again under the writers' lock",
+				 c->name, ns->name);
+			continue;
+		}
 		if (ret) {
 			vwc_err("%s: %s could not go to write back; cache left as it is",
 				c->name, ns->name);
@@ -111,14 +121,14 @@ static int enable(struct vwc_run *r, int ci)
 
 	/* 1. flushes on for every namespace this controller reaches, at
 	 * once: the safe direction waits for no lock */
-	ret = all_write_back(r, ci);
+	ret = all_write_back(r, ci, true);
 	if (ret || r->dry_run)
 		return ret;
 	/* 2. under the lock, again: a writer that held it may have written
 	 * write through since step 1; then only the cache */
 	ret = lock_for(r, c);
 	if (!ret)
-		ret = all_write_back(r, ci);
+		ret = all_write_back(r, ci, false);
 	if (ret)
 		return ret;
 	ret = set_wce_verified(c, true);
