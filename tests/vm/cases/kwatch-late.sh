@@ -15,6 +15,11 @@ mkdir -p /sys/kernel/tracing
 grep -q ' /sys/kernel/tracing ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 start_udev || fail "kwatch-late: udevd" "systemd-udevd did not start"
 modprobe -r nvme 2>/dev/null
+# and whatever else the overlay loaded on nvme_core (nvmet on 7.x)
+for h in $(ls /sys/module/nvme_core/holders 2>/dev/null); do
+	modprobe -r "$h" 2>/dev/null || rmmod "$h" 2>/dev/null
+done
+info "kwatch-late: nvme_core holders left: $(ls /sys/module/nvme_core/holders 2>/dev/null | tr '\n' ' ')"
 modprobe -r nvme_core 2>/dev/null
 if [ -d /sys/kernel/tracing/events/nvme ] || [ -d /sys/module/nvme_core ]; then
 	skip "kwatch-late: sidecar before nvme_core" "nvme_core stays loaded (built in?) on $(uname -r)"
