@@ -10,7 +10,12 @@
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
-# off (serial VWCROOT), beside the same two drives, and runs the boot,
+# off (serial VWCROOT), laid out as Debian's installer does it (mkimage.sh:
+# trixie GPT with an EFI system partition, ext4 root and swap; bookworm the
+# same with /boot and root and swap on LVM; the kernel and initramfs are
+# given to QEMU with -kernel and -initrd, root= as the installer's boot
+# loader would pass it: no UEFI firmware, no boot loader), beside the same
+# two drives, and runs the layout checks, the boot,
 # service, remove and purge checks (hot-add, SMART, restarts and upgrade
 # are proven by the plain suite), and root on a drive the quirk database
 # lists (Write Zeroes disabled from the initramfs, undone on removal): three
@@ -55,7 +60,8 @@ elapsed() { vq_elapsed "$1"; }
 
 # Host tools (Debian packages).
 need=()
-for p in mmdebstrap qemu-system-x86 qemu-utils socat e2fsprogs git; do
+# (fdisk, dosfstools, lvm2: the partitioned and LVM images of nvmeroot)
+for p in mmdebstrap qemu-system-x86 qemu-utils socat e2fsprogs git fdisk dosfstools lvm2; do
 	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -103,15 +109,20 @@ run_suite() {
 	grep '^[EW]: ' "$debs/lintian.txt" | sed "s/^/system: $suite: lintian: /" >&2
 
 	t0=$(now)
-	local flavour=cloud
-	[ "$variant" != nvmeroot ] || flavour=generic
-	if ! dir=$(bash tests/system/mkimage.sh "$suite" "$flavour" 2>"$work/mkimage.log"); then
+	# nvmeroot: as installed (trixie: GPT, ESP, root, swap; bookworm:
+	# GPT, ESP, /boot, LVM with root and swap)
+	local flavour=cloud layout=whole
+	if [ "$variant" = nvmeroot ]; then
+		flavour=generic layout=gpt
+		[ "$suite" != bookworm ] || layout=lvm
+	fi
+	if ! dir=$(bash tests/system/mkimage.sh "$suite" "$flavour" "$layout" 2>"$work/mkimage.log"); then
 		cat "$work/mkimage.log" >&2
 		broken "$name" "mkimage.sh failed"
 		return
 	fi
 	cat "$work/mkimage.log" >&2
-	log "$name: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"))"
+	log "$name: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"), layout $layout, $(cat "$dir/cmdline"))"
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
@@ -119,6 +130,7 @@ run_suite() {
 	cp tests/lib/guest.sh "$work/vwc/lib/"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
+	echo "$layout" >"$work/vwc/layout"
 	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null
 	if [ -d "$debs2" ] && [ -z "$variant" ]; then
 		mkdir -p "$work/vwc/debs/v2"
@@ -144,7 +156,7 @@ run_suite() {
 	local qemu=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$VQ_CPU"
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
 		-kernel "$dir/vmlinuz"
-		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 systemd.show_status=error"
+		-append "$(cat "$dir/cmdline") console=ttyS0 quiet panic=-1 systemd.show_status=error"
 		"${rootdisk[@]}"
 		-drive "file=$img,if=virtio,format=raw"
 		-device nvme,id=nv0,serial=VWC0
