@@ -337,19 +337,21 @@ if [ "$MODE" = nvmeroot ]; then
 	raddr=$(basename "$(readlink -f "/sys/class/nvme/$cr/device")")
 	probes=$(grep -c "nvme $cr: pci function $raddr" "$OUT/kernel-2.txt")
 	info "boot 2: root controller $cr ($raddr) probed $probes time(s); initramfs lines: $(grep -c 'nvme-vwc-sync.*initramfs:' "$OUT/kernel-2.txt")"
-	info "boot 2: $(grep -m1 "nvme-vwc-sync.*initramfs:.*Write Zeroes disabled" "$OUT/kernel-2.txt")"
+	info "boot 2: $(grep -m1 "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled" "$OUT/kernel-2.txt")"
 	# what the initramfs said about the root drive: done, or why not
 	# (a refusal names the cause, e.g. a partition it thinks in use)
-	if grep -q "nvme-vwc-sync.*initramfs:.*Write Zeroes disabled" "$OUT/kernel-2.txt"; then
-		pass "boot: the initramfs disabled Write Zeroes on the root drive's controller"
+	if grep -q "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled" "$OUT/kernel-2.txt"; then
+		pass "boot: the initramfs disabled Write Zeroes on the root drive's controller $cr"
 	else
-		fail "boot: the initramfs disabled Write Zeroes on the root drive's controller" \
-			"$(grep 'nvme-vwc-sync.*initramfs:' "$OUT/kernel-2.txt" | sed 's/^\[[^]]*\] *//' | head -n 4 | tr '\n' ' ')"
+		why=$(grep -E "nvme-vwc-sync.*initramfs: .*($cr |$nr)" "$OUT/kernel-2.txt")
+		[ -n "$why" ] || why=$(grep 'nvme-vwc-sync.*initramfs:' "$OUT/kernel-2.txt")
+		fail "boot: the initramfs disabled Write Zeroes on the root drive's controller $cr" \
+			"$(echo "$why" | sed 's/^\[[^]]*\] *//' | head -n 4 | tr '\n' ' ')"
 	fi
 	check "boot: root controller rebound in the initramfs (probed twice)" test "$probes" -ge 2
 	# monotonic seconds of the first line matching $1 in the kernel log
 	klog_t() { grep -m1 "$1" "$OUT/kernel-2.txt" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'; }
-	t_wz=$(klog_t "nvme-vwc-sync.*initramfs:.*Write Zeroes disabled")
+	t_wz=$(klog_t "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled")
 	t_root=$(klog_t "EXT4-fs ($(mnt_dev /)): mounted")
 	check "boot: the journal has the initramfs's line, before the root mount" \
 		awk -v a="${t_wz:-x}" -v b="${t_root:-x}" 'BEGIN { exit !(a != "x" && b != "x" && a + 0 < b + 0) }'
