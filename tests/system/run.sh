@@ -6,11 +6,19 @@
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
 #   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
-#                          bookworm trixie trixie-nvmeroot bookworm-nvmeroot)
+#                          bookworm trixie trixie-nvmeroot bookworm-nvmeroot;
+#                          SUITE-nvmeroot-lvm runs by name only: root on
+#                          LVM, which the initramfs cannot handle yet, see
+#                          the README)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
-# off (serial VWCROOT), beside the same two drives, and runs the boot,
+# off (serial VWCROOT), laid out as Debian's installer does it (mkimage.sh:
+# trixie GPT with an EFI system partition, ext4 root and swap; bookworm the
+# same with /boot and root and swap on LVM; the kernel and initramfs are
+# given to QEMU with -kernel and -initrd, root= as the installer's boot
+# loader would pass it: no UEFI firmware, no boot loader), beside the same
+# two drives, and runs the layout checks, the boot,
 # service, remove and purge checks (hot-add, SMART, restarts and upgrade
 # are proven by the plain suite), and root on a drive the quirk database
 # lists (Write Zeroes disabled from the initramfs, undone on removal): three
@@ -55,7 +63,8 @@ elapsed() { vq_elapsed "$1"; }
 
 # Host tools (Debian packages).
 need=()
-for p in mmdebstrap qemu-system-x86 qemu-utils socat e2fsprogs git; do
+# (fdisk, dosfstools, lvm2: the partitioned and LVM images of nvmeroot)
+for p in mmdebstrap qemu-system-x86 qemu-utils socat e2fsprogs git fdisk dosfstools lvm2; do
 	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
 done
 if [ "${#need[@]}" -gt 0 ]; then
@@ -71,11 +80,11 @@ from=()
 from+=(${VWC_DEBS_OPTS:-})
 
 declare -A built built_up
-# run_suite RELEASE [nvmeroot]: build, image, boot; adds to the counts.
+# run_suite RELEASE [nvmeroot [lvm]]: build, image, boot; adds to the counts.
 run_suite() {
-	local suite=$1 variant=${2:-} t0 dir img work log rc status
+	local suite=$1 variant=${2:-} lay=${3:-} t0 dir img work log rc status
 	local debs=$OUT/debs-$suite debs2=$OUT/debs-$suite-up name=$suite
-	[ -z "$variant" ] || name=$suite-$variant
+	[ -z "$variant" ] || name=$suite-$variant${lay:+-$lay}
 	work=$OUT/$name
 	rm -rf "$work"
 	mkdir -p "$work"
@@ -103,15 +112,17 @@ run_suite() {
 	grep '^[EW]: ' "$debs/lintian.txt" | sed "s/^/system: $suite: lintian: /" >&2
 
 	t0=$(now)
-	local flavour=cloud
-	[ "$variant" != nvmeroot ] || flavour=generic
-	if ! dir=$(bash tests/system/mkimage.sh "$suite" "$flavour" 2>"$work/mkimage.log"); then
+	# nvmeroot: as the installer lays a disk out (GPT, ESP, root, swap);
+	# nvmeroot-lvm: GPT, ESP, /boot, LVM with root and swap
+	local flavour=cloud layout=whole
+	[ "$variant" != nvmeroot ] || flavour=generic layout=${lay:-gpt}
+	if ! dir=$(bash tests/system/mkimage.sh "$suite" "$flavour" "$layout" 2>"$work/mkimage.log"); then
 		cat "$work/mkimage.log" >&2
 		broken "$name" "mkimage.sh failed"
 		return
 	fi
 	cat "$work/mkimage.log" >&2
-	log "$name: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"))"
+	log "$name: image ready in $(elapsed "$t0") s ($dir, kernel $(cat "$dir/kernel-version"), layout $layout, $(cat "$dir/cmdline"))"
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
@@ -123,6 +134,7 @@ run_suite() {
 		broken "$name" "wc-sampler did not build"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
+	echo "$layout" >"$work/vwc/layout"
 	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null
 	if [ -d "$debs2" ] && [ -z "$variant" ]; then
 		mkdir -p "$work/vwc/debs/v2"
@@ -148,7 +160,7 @@ run_suite() {
 	local qemu=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$VQ_CPU"
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
 		-kernel "$dir/vmlinuz"
-		-append "root=LABEL=root rw console=ttyS0 quiet panic=-1 no_timer_check systemd.show_status=error"
+		-append "$(cat "$dir/cmdline") console=ttyS0 quiet panic=-1 no_timer_check systemd.show_status=error"
 		"${rootdisk[@]}"
 		-drive "file=$img,if=virtio,format=raw"
 		-device nvme,id=nv0,serial=VWC0
@@ -212,7 +224,8 @@ for s in "$@"; do
 	case $s in
 	bookworm | trixie) run_suite "$s" ;;
 	bookworm-nvmeroot | trixie-nvmeroot) run_suite "${s%-nvmeroot}" nvmeroot ;;
-	*) broken "$s" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot)" ;;
+	bookworm-nvmeroot-lvm | trixie-nvmeroot-lvm) run_suite "${s%-nvmeroot-lvm}" nvmeroot lvm ;;
+	*) broken "$s" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm)" ;;
 	esac
 done
 log "all suites: $(elapsed "$t_all") s"

@@ -220,7 +220,9 @@ int main(void)
 	t0 = now_ms();
 	n = vwc_run_apply(&r);
 	t = now_ms() - t0;
-	ok(t < 150 && r.lock_busy, "lock_wait_ms 0: one try (%.0f ms)", t);
+	/* one try, not the 30 s wait: a bound far from both, so that a
+	 * loaded build host does not fail it (492 ms seen in a package build) */
+	ok(t < 10000 && r.lock_busy, "lock_wait_ms 0: one try (%.0f ms)", t);
 	ok(r.topo.ns[0].action == VWC_ACT_UNCHANGED,
 	   "already write through: unchanged, not failed");
 	free_run(&r);
@@ -231,7 +233,7 @@ int main(void)
 	t0 = now_ms();
 	n = vwc_run_write_back(&r, 1);
 	t = now_ms() - t0;
-	ok(n == 0 && t < 150, "write back while the lock is held: at once (%.0f ms)",
+	ok(n == 0 && t < 10000, "write back while the lock is held: at once (%.0f ms)",
 	   t);
 	is_str(get_wc("nvme1n1"), "write back", "written");
 	is_str(get_wc("nvme0n1"), "write back",

@@ -13,8 +13,11 @@
 # Machine (tests/system/run.sh): controller nv0 serial VWC0 with WCE=0,
 # nv1 serial VWC1 with WCE=1, an empty pcie-root-port rp0 and a spare image
 # for hot-add.
-# Mode nvmeroot (root on an NVMe drive, serial VWCROOT, generic kernel) boots
-# three times: boot 1 lists QEMU's 1b36:0010 in an admin hwdb file, puts in
+# Mode nvmeroot (root on an NVMe drive, serial VWCROOT, generic kernel, laid
+# out as Debian's installer does it: /vwc/layout says gpt (GPT, an EFI system
+# partition on /boot/efi, ext4 root, swap) or lvm (the same with /boot on
+# partition 2 and root and swap as LVs of a VG on partition 3); every boot
+# checks the layout and the swap) boots three times: boot 1 lists QEMU's 1b36:0010 in an admin hwdb file, puts in
 # a test-only stand-in for a T700 (below), turns update-initramfs back on
 # (Debian's default; the images have it off for time; MODULES=dep, also for
 # time) and installs; boot 2
@@ -39,6 +42,7 @@ mkdir -p "$OUT"
 SUITE=${VERSION_CODENAME:-unknown}
 phase=$(cat /vwc/state 2>/dev/null || echo 1)
 MODE=$(cat /vwc/mode 2>/dev/null || echo full) # full | nvmeroot
+LAYOUT=$(cat /vwc/layout 2>/dev/null || echo whole) # whole | gpt | lvm
 [ "$MODE" = full ] || SUITE=$SUITE-$MODE
 exec > >(tee -a "$OUT/console-$phase.log") 2>&1
 
@@ -96,6 +100,45 @@ is_wt() { [ "$(wcache "$1")" = "write through" ]; }
 is_wb() { [ "$(wcache "$1")" = "write back" ]; }
 svc() { systemctl show -P "$1" nvme-vwc-sync.service; }
 records() { find /run/nvme-vwc-sync -type f 2>/dev/null | sort; }
+# the kernel's name of a block device node or tag (UUID=...), e.g. dm-0
+kname() { basename "$(readlink -f "$(findfs "$1" 2>/dev/null || echo "$1")")"; }
+# root_disk: the disk under / (through partitions and LVs)
+root_disk() { lsblk -snr -o NAME,TYPE "$(findmnt -n -o SOURCE /)" | awk '$2 == "disk" { print $1; exit }'; }
+# fstab_dev TARGET: the kernel name of what /etc/fstab mounts on TARGET
+fstab_dev() { kname "$(findmnt --fstab -n -o SOURCE --mountpoint "$1")"; }
+# mnt_dev TARGET: the kernel name of what is mounted on TARGET
+mnt_dev() { kname "$(findmnt -n -o SOURCE --mountpoint "$1")"; }
+
+# layout_checks: the disk is laid out as the installer does it, what
+# /etc/fstab names is what is mounted, the swap is on.
+layout_checks() {
+	local d=$1 p=$1p vgp=/dev/mapper/vwc--${VERSION_CODENAME}--vg
+	lsblk -o NAME,TYPE,SIZE,FSTYPE,PARTTYPENAME,MOUNTPOINT "/dev/$d" >"$OUT/lsblk-$phase.txt" 2>&1 ||
+		lsblk -o NAME,TYPE,SIZE,FSTYPE,MOUNTPOINT "/dev/$d" >"$OUT/lsblk-$phase.txt" 2>&1
+	info "boot $phase: layout: $(tr -s ' ' <"$OUT/lsblk-$phase.txt" | tr '\n' ';')"
+	info "boot $phase: swap: $(swapon --show=NAME,SIZE --noheadings | tr -s ' ' | tr '\n' ';')"
+	check_eq "boot $phase: layout: $d has a GPT" "$(lsblk -ndo PTTYPE "/dev/$d")" gpt
+	check_eq "boot $phase: layout: ${p}1 is an EFI system partition (vfat)" \
+		"$(lsblk -ndo PARTTYPE,FSTYPE "/dev/${p}1" | tr -s ' ' | tr A-F a-f)" "c12a7328-f81f-11d2-ba4b-00a0c93ec93b vfat"
+	check_eq "boot $phase: layout: the ESP on /boot/efi, as fstab says (by UUID)" \
+		"$(mnt_dev /boot/efi)/$(fstab_dev /boot/efi)" "${p}1/${p}1"
+	check_eq "boot $phase: layout: / as fstab and the kernel command line say" \
+		"$(mnt_dev /)/$(fstab_dev /)" "$(kname "$(sed -n 's/.*root=\([^ ]*\).*/\1/p' /proc/cmdline)")/$(mnt_dev /)"
+	if [ "$LAYOUT" = gpt ]; then
+		check_eq "boot $phase: layout: / is ${p}2 (ext4)" "$(mnt_dev /)/$(findmnt -n -o FSTYPE /)" "${p}2/ext4"
+		check_eq "boot $phase: layout: swap is ${p}3, on (fstab by UUID)" \
+			"$(swapon --show=NAME --noheadings | xargs -n1 basename | tr '\n' ' ')" "${p}3 "
+		check "boot $phase: layout: fstab names /, /boot/efi and swap by UUID" \
+			test "$(grep -c '^UUID=' /etc/fstab)" -eq 3
+	else
+		check_eq "boot $phase: layout: /boot is ${p}2 (ext4)" "$(mnt_dev /boot)/$(findmnt -n -o FSTYPE /boot)" "${p}2/ext4"
+		check_eq "boot $phase: layout: ${p}3 is an LVM physical volume" "$(lsblk -ndo FSTYPE "/dev/${p}3")" LVM2_member
+		check_eq "boot $phase: layout: / is the LV root of the VG on ${p}3 (ext4)" \
+			"$(mnt_dev /)/$(lsblk -nro NAME,TYPE "/dev/${p}3" | awk '$2 == "lvm"' | wc -l)/$(findmnt -n -o FSTYPE /)" "$(kname "$vgp-root")/2/ext4"
+		check_eq "boot $phase: layout: swap is the LV swap_1, on" \
+			"$(swapon --show=NAME --noheadings | xargs -n1 basename | tr '\n' ' ')" "$(kname "$vgp-swap_1") "
+	fi
+}
 
 finish() {
 	journalctl -b --no-pager -o short-monotonic >"$OUT/journal-$phase.txt" 2>&1
@@ -114,7 +157,7 @@ purge_checks() {
 	else
 		fail "apt-get purge nvme-vwc-sync" "$(tail -n 5 "$OUT/purge.log" | tr '\n' ' ')"
 	fi
-	left=$( (find / -xdev -path /vwc -prune -o \( -iname '*nvme-vwc*' -o -iname '*vwc-sync*' \) -print
+	left=$( (find / /boot /boot/efi -xdev -path /vwc -prune -o \( -iname '*nvme-vwc*' -o -iname '*vwc-sync*' \) -print
 		find /run /etc -iname '*nvme-vwc*') 2>/dev/null | sort -u | tr '\n' ' ')
 	check_eq "purge: no file of ours left" "${left% }" ""
 	st=$(dpkg-query -W -f='${db:Status-Status}' nvme-vwc-sync 2>/dev/null)
@@ -130,8 +173,9 @@ info "VWC0 = $c0 ($n0, WCE off), VWC1 = $c1 ($n1, WCE on)"
 if [ "$MODE" = nvmeroot ]; then
 	nr=$(ns VWCROOT)
 	info "root: $(findmnt -n -o SOURCE /) on VWCROOT = ${nr:-?} (WCE off)"
-	check_eq "boot $phase: / is on the NVMe drive VWCROOT" "$(findmnt -n -o SOURCE /)" "/dev/$nr"
+	check_eq "boot $phase: / is on the NVMe drive VWCROOT" "$(root_disk)" "$nr"
 	check "boot $phase: nvme is a module (loaded from the initramfs)" test -e /sys/module/nvme/initstate
+	[ "$LAYOUT" = whole ] || layout_checks "$nr"
 fi
 
 if [ "$phase" = 1 ]; then
@@ -293,12 +337,22 @@ if [ "$MODE" = nvmeroot ]; then
 	raddr=$(basename "$(readlink -f "/sys/class/nvme/$cr/device")")
 	probes=$(grep -c "nvme $cr: pci function $raddr" "$OUT/kernel-2.txt")
 	info "boot 2: root controller $cr ($raddr) probed $probes time(s); initramfs lines: $(grep -c 'nvme-vwc-sync.*initramfs:' "$OUT/kernel-2.txt")"
-	info "boot 2: $(grep -m1 "nvme-vwc-sync.*initramfs:.*Write Zeroes disabled" "$OUT/kernel-2.txt")"
+	info "boot 2: $(grep -m1 "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled" "$OUT/kernel-2.txt")"
+	# what the initramfs said about the root drive: done, or why not
+	# (a refusal names the cause, e.g. a partition it thinks in use)
+	if grep -q "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled" "$OUT/kernel-2.txt"; then
+		pass "boot: the initramfs disabled Write Zeroes on the root drive's controller $cr"
+	else
+		why=$(grep -E "nvme-vwc-sync.*initramfs: .*($cr |$nr)" "$OUT/kernel-2.txt")
+		[ -n "$why" ] || why=$(grep 'nvme-vwc-sync.*initramfs:' "$OUT/kernel-2.txt")
+		fail "boot: the initramfs disabled Write Zeroes on the root drive's controller $cr" \
+			"$(echo "$why" | sed 's/^\[[^]]*\] *//' | head -n 4 | tr '\n' ' ')"
+	fi
 	check "boot: root controller rebound in the initramfs (probed twice)" test "$probes" -ge 2
 	# monotonic seconds of the first line matching $1 in the kernel log
 	klog_t() { grep -m1 "$1" "$OUT/kernel-2.txt" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'; }
-	t_wz=$(klog_t "nvme-vwc-sync.*initramfs:.*Write Zeroes disabled")
-	t_root=$(klog_t "EXT4-fs ($nr): mounted")
+	t_wz=$(klog_t "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled")
+	t_root=$(klog_t "EXT4-fs ($(mnt_dev /)): mounted")
 	check "boot: the journal has the initramfs's line, before the root mount" \
 		awk -v a="${t_wz:-x}" -v b="${t_root:-x}" 'BEGIN { exit !(a != "x" && b != "x" && a + 0 < b + 0) }'
 	check_eq "boot: the system boots normally (no failed unit, as before install)" "$(failed_units)" "$(cat "$OUT/failed-units-1.txt")"
@@ -484,8 +538,10 @@ if [ "$MODE" = nvmeroot ]; then
 	grep 'nvme-vwc-sync' "$OUT/remove.log" | while IFS= read -r l; do info "remove: $l"; done
 	check_eq "remove: drives not in use rebound without the dynamic ID: Write Zeroes back" "$(wz "$n0")/$(wz "$n1")" 524288/524288
 	check_eq "remove: dynamic ID removed (no record left)" "$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null)" ""
-	check "remove: the root drive, mounted, is not rebound and prerm says why" \
-		grep -q "not rebinding: $nr is mounted on / " "$OUT/remove.log"
+	# (partitioned: it names the first of its partitions in use: the
+	# ESP, the root, the swap or the LVM PV)
+	check "remove: the root drive, in use, is not rebound and prerm says why" \
+		grep -Eq "not rebinding: $nr(p[0-9]+)? is (mounted on /|in use as swap|an LVM physical volume)" "$OUT/remove.log"
 	check_eq "remove: root drive keeps Write Zeroes off until the next boot" "$(wz "$nr")" 0
 	list_initrd
 	check_eq "remove: the initramfs rebuilt without our hook or tool" "$(in_initrd 'nvme-vwc-sync')" 0
