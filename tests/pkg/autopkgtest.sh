@@ -29,15 +29,7 @@ passed=0 failed=0
 t_all=$SECONDS
 log() { echo "autopkgtest: $*" >&2; }
 
-need=()
-for p in autopkgtest mmdebstrap uidmap; do
-	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing ${need[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
-		{ echo "not ok - install ${need[*]}"; echo "autopkgtest: 0 passed, 1 failed"; exit 1; }
-fi
+need_pkgs autopkgtest autopkgtest mmdebstrap uidmap
 rm -rf "$OUT"
 mkdir -p "$OUT"
 # autopkgtest-virt-unshare maps the container's users through

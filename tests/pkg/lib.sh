@@ -82,3 +82,21 @@ debs() {
 		>>"$OUT/$suite-build.log" 2>&1
 }
 
+
+# need_pkgs NAME PKG...: install the Debian packages among PKG that are not
+# installed yet; if apt cannot, print suite NAME's count line
+# ("NAME: 0 passed, 1 failed") and exit 1. Callers define log().
+need_pkgs() {
+	local name=$1 p need=()
+	shift
+	for p in "$@"; do
+		dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
+	done
+	[ "${#need[@]}" -gt 0 ] || return 0
+	log "installing ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 &&
+		return 0
+	echo "not ok - install ${need[*]}"
+	echo "$name: 0 passed, 1 failed"
+	exit 1
+}

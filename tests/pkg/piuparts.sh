@@ -34,15 +34,7 @@ passed=0 failed=0
 t_all=$SECONDS
 log() { echo "piuparts: $*" >&2; }
 
-need=()
-for p in piuparts mmdebstrap dpkg-dev; do
-	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
-done
-if [ "${#need[@]}" -gt 0 ]; then
-	log "installing ${need[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
-		{ echo "not ok - install ${need[*]}"; echo "piuparts: 0 passed, 1 failed"; exit 1; }
-fi
+need_pkgs piuparts piuparts mmdebstrap dpkg-dev
 
 mkdir -p "$OUT" "$CACHE/piuparts"
 # run SUITE: one piuparts run; writes $OUT/SUITE.result ("ok"/"fail TEXT")
