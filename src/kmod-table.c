@@ -82,11 +82,17 @@ int vwc_options_quirks(const char *opts, char *out, size_t len)
  * file shadowing one of the same name in a later directory, then nvme.*
  * of the kernel command line). At most @max; Return: the count or -errno.
  */
+static void free_entries(char **v, int n)
+{
+	while (n > 0)
+		free(v[--n]);
+}
+
 static int nvme_option_entries(const char *const *paths, char **v, int max)
 {
 	struct kmod_ctx *ctx = kmod_ctx_new(NULL, paths);
 	struct kmod_config_iter *it;
-	int n = 0;
+	int n = 0, err = 0;
 
 	if (!ctx)
 		return -ENOMEM;
@@ -95,12 +101,12 @@ static int nvme_option_entries(const char *const *paths, char **v, int max)
 		if (strcmp(kmod_config_iter_get_key(it), "nvme"))
 			continue;
 		if (n == max) {
-			n = -E2BIG;
+			err = -E2BIG;
 			break;
 		}
 		v[n] = strdup(kmod_config_iter_get_value(it));
 		if (!v[n]) {
-			n = -ENOMEM;
+			err = -ENOMEM;
 			break;
 		}
 		n++;
@@ -108,15 +114,13 @@ static int nvme_option_entries(const char *const *paths, char **v, int max)
 	if (it)
 		kmod_config_iter_free_iter(it);
 	else
-		n = -ENOMEM;
+		err = -ENOMEM;
 	kmod_unref(ctx);
+	if (err) {	/* nothing half-filled is handed back */
+		free_entries(v, n);
+		return err;
+	}
 	return n;
-}
-
-static void free_entries(char **v, int n)
-{
-	while (n > 0)
-		free(v[--n]);
 }
 
 /*

@@ -34,17 +34,22 @@ static void wzu_record_path(const char *ns, char *path, size_t len)
 static void wzu_record(const char *ns, const char *orig)
 {
 	char path[512], dir[512];
+	int r;
 	FILE *f;
 
-	snprintf(dir, sizeof(dir), "%s", vwc_rundir());
-	mkdir(dir, 0755);
+	/* the run directory's mode is lock.c's (0700) */
 	snprintf(dir, sizeof(dir), "%s/changed", vwc_rundir());
-	mkdir(dir, 0755);
+	vwc_mkdir_p(dir);
 	wzu_record_path(ns, path, sizeof(path));
 	if (!access(path, F_OK))
 		return;		/* keep the first original */
 	f = fopen(path, "we");
-	if (!f || fprintf(f, "%s\n", orig) < 0 || fclose(f))
+	if (!f) {
+		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
+		return;
+	}
+	r = fprintf(f, "%s\n", orig) < 0;
+	if (fclose(f) || r)
 		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
 }
 
