@@ -83,16 +83,60 @@ static int fmt_of_event(struct tep_event *ev, struct kw_event_fmt *f)
 }
 
 /*
+ * The text is printable ASCII, tabs and newlines, and every line that
+ * names a field has the kernel's own shape,
+ * "\tfield:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;". libtraceevent 1.7's
+ * field reader crashes (a NULL strcmp) on some texts that are not (found by
+ * fuzz-kwatch: a vertical tab inside a field line); the kernel never writes
+ * one, so such a text is refused before it reaches the library.
+ */
+static bool fmt_shape_ok(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c != '\t' && c != '\n' && (c < 0x20 || c > 0x7e))
+			return false;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char line[512];
+		int used = -1;
+
+		if (n < sizeof(line)) {
+			memcpy(line, p, n);
+			line[n] = '\0';
+		}
+		if (memmem(p, n, "field:", 6)) {
+			if (n >= sizeof(line) ||
+			    sscanf(line, "\tfield:%*[^;];\toffset:%*[0-9];\tsize:%*[0-9];\tsigned:%*[01];%n",
+				   &used) != 0 ||
+			    used < 0 || (size_t)used != n)
+				return false;
+		}
+		p += n + 1;
+	}
+	return true;
+}
+
+/*
  * A tracefs "format" text (as events/nvme/<event>/format holds it) read
  * by libtraceevent (also what the tests and the fuzzer feed).
  */
 static int fmt_parse(const char *text, size_t len, struct kw_event_fmt *f)
 {
-	struct tep_handle *tep = tep_alloc();
+	struct tep_handle *tep;
 	struct tep_event *ev = NULL;
 	int r = -EPROTO;
 
 	memset(f, 0, sizeof(*f));
+	if (!fmt_shape_ok(text, len))
+		return -EPROTO;
+	tep = tep_alloc();
 	if (!tep)
 		return -ENOMEM;
 	if (tep_parse_format(tep, &ev, text, len, "nvme") == 0 && ev)
