@@ -56,7 +56,7 @@ if out=$("$promtool" check rules "$RULES" 2>&1); then ok "promtool check rules: 
 # 2. the rules use only metrics that exist
 known=$({
 	"$bin" audit -o prometheus 2>/dev/null | sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p'
-	grep -o 'nvme_vwc_sync_textfile_timestamp_seconds' "$REPO/src/cmd-watch.c" | sort -u
+	grep -oh 'nvme_vwc_sync_textfile_timestamp_seconds' "$REPO"/src/*.c | sort -u
 } | sort -u)
 used=$("$py" - "$RULES" <<'EOF'
 import re, sys, yaml
