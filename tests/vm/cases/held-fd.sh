@@ -28,14 +28,11 @@ info "tracepoint nvme:nvme_setup_cmd available: $tp"
 start_udev || fail "held-fd: udevd" "systemd-udevd did not start"
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
 
-# stats FILE: "n=.. p50=.. p99=.. max=.. timeouts=.." for wce=1 from wce-toggle
-on_summary() { sed -n 's/^WCT summary via=[a-z]* wce=1 //p' "$1"; }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
-# under LIMIT: all caught, p99 under LIMIT_MS
+# under LIMIT: all caught, p99 under LIMIT_MS (wce-toggle's figures, lib.sh)
 under_limit() {
-	_s=$(on_summary "$1")
-	[ "$(field "$_s" n)" = "$ROUNDS" ] && [ -n "$(field "$_s" p99)" ] &&
-		awk -v p="$(field "$_s" p99)" -v l="$LIMIT_MS" 'BEGIN { exit !(p < l) }'
+	_s=$(wct_summary "$1")
+	[ "$(wct_field "$_s" n)" = "$ROUNDS" ] && [ -n "$(wct_field "$_s" p99)" ] &&
+		awk -v p="$(wct_field "$_s" p99)" -v l="$LIMIT_MS" 'BEGIN { exit !(p < l) }'
 }
 
 # 1. default sidecar: kernel-side detection where the kernel has it
@@ -52,13 +49,13 @@ for via in ioctl uring; do
 		skip "held-fd: $via toggle on a held descriptor" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' /tmp/$via.out)"
 		continue
 	fi
-	info "held-fd $via, default sidecar: WCE=1 -> write back $(on_summary /tmp/$via.out)"
+	info "held-fd $via, default sidecar: WCE=1 -> write back $(wct_summary /tmp/$via.out)"
 	info "held-fd $via, default sidecar: WCE=0 -> write through $(sed -n 's/^WCT summary via=[a-z]* wce=0 //p' /tmp/$via.out)"
 	if [ "$tp" = yes ]; then
 		if under_limit /tmp/$via.out; then
 			pass "held-fd: $via toggle on a held descriptor caught in under $LIMIT_MS ms ($ROUNDS rounds)"
 		else
-			fail "held-fd: $via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(on_summary /tmp/$via.out) (timeout 2000 ms per toggle)"
+			fail "held-fd: $via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(wct_summary /tmp/$via.out) (timeout 2000 ms per toggle)"
 			info "held-fd $via: $(grep '^WCT' /tmp/$via.out | head -n 5 | tr '\n' '|')"
 		fi
 	else
@@ -115,10 +112,9 @@ case $start in
 	fail "held-fd: without tracefs the sidecar mounts it and says so" "$start" ;;
 esac
 wce-toggle -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/unmounted.out 2>&1
-s=$(on_summary /tmp/unmounted.out)
+s=$(wct_summary /tmp/unmounted.out)
 info "held-fd ioctl, tracefs unmounted at start: WCE=1 -> write back $s"
-if [ "$(field "$s" n)" = "$ROUNDS" ] && [ "$(field "$s" timeouts)" = 0 ] &&
-	awk -v m="$(field "$s" max)" 'BEGIN { exit !(m < 1000) }'; then
+if wct_all_within /tmp/unmounted.out "$ROUNDS" 1000; then
 	pass "held-fd: tracefs unmounted at start: $ROUNDS/$ROUNDS held-descriptor toggles caught within 1 s"
 else
 	fail "held-fd: tracefs unmounted at start: $ROUNDS/$ROUNDS toggles within 1 s" "$s"

@@ -49,16 +49,12 @@ wait_for "kwatch-late: the tracepoints attached after modprobe" 20 \
 	grep -q 'attached late' /tmp/watch.log
 info "kwatch-late: $(grep 'attached late' /tmp/watch.log | head -n 1)"
 sleep 2
-on_summary() { sed -n 's/^WCT summary via=[a-z]* wce=1 //p' "$1"; }
-field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
 wce-toggle -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/late.out 2>&1
-s=$(on_summary /tmp/late.out)
-info "kwatch-late ioctl, attached after modprobe: WCE=1 -> write back $s"
-if [ "$(field "$s" n)" = "$ROUNDS" ] && [ "$(field "$s" timeouts)" = 0 ] &&
-	awk -v m="$(field "$s" max)" 'BEGIN { exit !(m < 1000) }'; then
+info "kwatch-late ioctl, attached after modprobe: WCE=1 -> write back $(wct_summary /tmp/late.out)"
+if wct_all_within /tmp/late.out "$ROUNDS" 1000; then
 	pass "kwatch-late: $ROUNDS/$ROUNDS held-descriptor toggles caught within 1 s after a late modprobe"
 else
-	fail "kwatch-late: $ROUNDS/$ROUNDS toggles within 1 s after a late modprobe" "$s"
+	fail "kwatch-late: $ROUNDS/$ROUNDS toggles within 1 s after a late modprobe" "$(wct_summary /tmp/late.out)"
 fi
 kill -TERM "$wpid"
 wait "$wpid"

@@ -119,8 +119,8 @@ fpid=$!
 wait_for - 5 held
 if [ "$tp" = yes ]; then
 	wce-toggle -n 1 -d 0 -s "$ns" -t 3000 "/dev/$c" >/tmp/toggle.out 2>&1
-	s=$(sed -n 's/^WCT summary via=ioctl wce=1 //p' /tmp/toggle.out)
-	p=$(echo "$s" | sed -n 's/.*max=\([0-9.]*\).*/\1/p')
+	s=$(wct_summary /tmp/toggle.out ioctl)
+	p=$(wct_field "$s" max)
 	h=no
 	held && h=yes
 	info "held descriptor WCE=1 while the lock is held: $s (lock still held: $h)"

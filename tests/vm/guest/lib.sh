@@ -125,3 +125,17 @@ uevents_since() {
 		ev && /^$/ { print a, s, d k; ev = 0 }
 		END { if (ev) print a, s, d k }'
 }
+
+# wce-toggle's figures (tests/vm/tools/wce-toggle.c):
+#   wct_summary FILE [VIA]: "n=.. p50=.. p99=.. max=.. timeouts=.." of its
+#     WCE=1 summary line (VIA: ioctl or uring; default either)
+#   wct_field SUMMARY KEY: one figure of it
+#   wct_all_within FILE ROUNDS MS: all ROUNDS toggles caught, none timed
+#     out, the slowest under MS
+wct_summary() { sed -n "s/^WCT summary via=${2:-[a-z]*} wce=1 //p" "$1"; }
+wct_field() { echo "$1" | sed -n "s/.*$2=\([0-9.]*\).*/\1/p"; }
+wct_all_within() {
+	_s=$(wct_summary "$1")
+	[ "$(wct_field "$_s" n)" = "$2" ] && [ "$(wct_field "$_s" timeouts)" = 0 ] &&
+		awk -v m="$(wct_field "$_s" max)" -v l="$3" 'BEGIN { exit !(m != "" && m < l) }'
+}
