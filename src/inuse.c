@@ -356,29 +356,15 @@ static int ng_users(const char *ns, char *why, size_t len)
 }
 
 /*
- * One namespace and its partitions: the partitions first, then the disk,
- * which is opened O_EXCL and kept open until the unbind. The kernel
- * refuses that open while any partition is claimed (mounted, swap, a
- * holder), and while it is held nobody can claim the disk or a partition
- * (mount, swapon, LVM, md). Opening a partition O_EXCL here instead would
- * fail against our own handle on the disk.
+ * Users of namespace @ns (number @devt) and of its partitions that the
+ * kernel's exclusive claim does not show: 1 in use (@why), 0 none found.
  */
-static int ns_in_use(const char *ns, char *why, size_t len,
-		     struct vwc_holds *h)
+static int ns_users(const char *ns, dev_t devt, char *why, size_t len)
 {
-	char path[VWC_PATH_LEN], devnode[VWC_NAME_LEN + 8];
+	char path[VWC_PATH_LEN];
 	struct dirent *de;
-	struct stat st;
-	dev_t devt;
 	DIR *dir;
-	int fd;
 
-	devt = sys_devt("block", ns);
-	if (!devt) {
-		snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
-			 ns, strerror(errno));
-		return 1;
-	}
 	snprintf(path, sizeof(path), "/sys/class/block/%s", ns);
 	dir = opendir(path);
 	while (dir && (de = readdir(dir))) {
@@ -405,7 +391,32 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 	}
 	if (dir)
 		closedir(dir);
-	if (blk_users(ns, devt, why, len) || ng_users(ns, why, len))
+	return blk_users(ns, devt, why, len) || ng_users(ns, why, len);
+}
+
+/*
+ * One namespace and its partitions: the partitions first, then the disk,
+ * which is opened O_EXCL and kept open until the unbind. The kernel
+ * refuses that open while any partition is claimed (mounted, swap, a
+ * holder), and while it is held nobody can claim the disk or a partition
+ * (mount, swapon, LVM, md). Opening a partition O_EXCL here instead would
+ * fail against our own handle on the disk.
+ */
+static int ns_in_use(const char *ns, char *why, size_t len,
+		     struct vwc_holds *h)
+{
+	char devnode[VWC_NAME_LEN + 8];
+	struct stat st;
+	dev_t devt;
+	int fd;
+
+	devt = sys_devt("block", ns);
+	if (!devt) {
+		snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
+			 ns, strerror(errno));
+		return 1;
+	}
+	if (ns_users(ns, devt, why, len))
 		return 1;
 	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
@@ -446,6 +457,8 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 {
 	int t, r = 0;
 
+	h->names = names;
+	h->nr_names = n;
 	for (t = 0; t < 5000; t += 200) {
 		r = disks_in_use_once(names, n, why, len, h);
 		if (!r || (!strstr(why, "(udev-worker)") &&
@@ -453,6 +466,40 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 			return r;
 		vwc_holds_release(h);
 		usleep(200 * 1000);
+	}
+	return r;
+}
+
+static int holds_recheck_once(const struct vwc_holds *h, char *why,
+			      size_t len)
+{
+	int i;
+
+	for (i = 0; i < h->nr_names; i++) {
+		dev_t devt = sys_devt("block", h->names[i]);
+
+		if (!devt) {
+			snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
+				 h->names[i], strerror(errno));
+			return 1;
+		}
+		if (ns_users(h->names[i], devt, why, len))
+			return 1;
+	}
+	return 0;
+}
+
+int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)
+{
+	int t, r = 0;
+
+	/* a udev worker's look at a device ends by itself, as above */
+	for (t = 0; t < 2000; t += 100) {
+		r = holds_recheck_once(h, why, len);
+		if (!r || (!strstr(why, "(udev-worker)") &&
+			   !strstr(why, "(systemd-udevd)")))
+			return r;
+		usleep(100 * 1000);
 	}
 	return r;
 }
