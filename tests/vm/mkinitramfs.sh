@@ -103,9 +103,23 @@ for arg in $(cat /proc/cmdline); do
 	pci=$(basename "$(readlink -f "$c/device")")
 	id="$(sed 's/^0x//' "$c/device/vendor") $(sed 's/^0x//' "$c/device/device")"
 	d=/sys/bus/pci/drivers/nvme
+	# the namespaces it has now (wait for the scan first), so that the
+	# case starts with all of them back
+	i=0
+	while [ "$i" -lt 50 ] && ! ls -d "$c"/nvme*n* >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
+	nns=$(ls -d "$c"/nvme*n* 2>/dev/null | wc -l)
 	echo "$id ffffffff ffffffff 0 0 0" >$d/new_id &&
 		echo "$pci" >$d/unbind && echo "$pci" >$d/bind
 	echo "$id" >$d/remove_id
+	i=0
+	while [ "$i" -lt 200 ]; do
+		c=$(ls -d /sys/bus/pci/devices/$pci/nvme/nvme* 2>/dev/null | head -n 1)
+		[ -n "$c" ] && [ "$(cat "$c/state" 2>/dev/null)" = live ] &&
+			[ "$(ls -d "$c"/nvme*n* 2>/dev/null | wc -l)" -ge "$nns" ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$i" -lt 200 ] || echo "VWC-INIT: noquirks: $nq not back with its $nns namespace(s) after 20 s"
 	echo "VWC-INIT: noquirks: $nq at $pci rebound, quirks $(cat /sys/bus/pci/devices/$pci/nvme/nvme*/quirks 2>/dev/null | tr '\n' ' ')"
 done
 
