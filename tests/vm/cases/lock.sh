@@ -82,22 +82,24 @@ rc=$?
 $FLOCK -n "$L" true
 check_eq "lock: root's flock(1) on it works" "$?" 0
 
-# 2. the man page's pattern, holding the lock 6 s; the sidecar follows
+# 2. the man page's pattern, holding the lock 15 s; the sidecar follows
+# while it is held (seen still held when write back is seen: nvme-cli's own
+# run under a loaded TCG host has taken more than 5 s by itself)
 nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
 wpid=$!
 wait_for "lock: sidecar puts the WCE-off namespace in write through" 10 wt
 sleep 2
 pre=$(wc "$ns")
 t0=$(ms)
-$FLOCK "$L" sh -c "nvme set-feature /dev/$c --feature-id=6 --value=1 >/dev/null 2>&1; sleep 6" &
+$FLOCK "$L" sh -c "nvme set-feature /dev/$c --feature-id=6 --value=1 >/dev/null 2>&1; sleep 15" &
 fpid=$!
 if [ "$tp" = yes ]; then
-	wait_for - 5 wb
+	wait_for - 12 wb
 	t=$(($(ms) - t0))
 	h=no
 	held && h=yes
 	info "flock LOCK nvme set-feature --value=1: write back after $t ms, lock still held: $h"
-	if [ "$pre" = "write through" ] && wb && [ "$h" = yes ] && [ "$t" -lt 5000 ]; then
+	if [ "$pre" = "write through" ] && wb && [ "$h" = yes ]; then
 		pass "lock: the man page's flock pattern: write back while its lock is held ($t ms)"
 	else
 		fail "lock: the man page's flock pattern: write back while its lock is held" "$pre before, $(wc "$ns") after $t ms, lock held: $h"
