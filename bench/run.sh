@@ -35,7 +35,8 @@ names=("$@")
 DEST=${VWC_DESTDIR:-build/destdir}
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+lpid=''
+trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
 bash tests/vm/mkinitramfs.sh "$work/initrd.gz" "$DEST" >/dev/null
 for name in "${names[@]}"; do
 	guest=tests/vm/guest/bench-$name.sh
@@ -50,9 +51,10 @@ for name in "${names[@]}"; do
 	lpid=$!
 	t0=$(date -u '+%Y-%m-%d %H:%M UTC')
 	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$ktag" -l "$log" -t 3600 \
-		-a "${VWC_BENCH_APPEND:+ $VWC_BENCH_APPEND}" "$guest" | tail -n 1)
+		-a "${VWC_BENCH_APPEND:+ $VWC_BENCH_APPEND}" "$guest" | tail -n 1) || true
 	kill "$lpid"
 	wait "$lpid" 2>/dev/null || true
+	lpid=''
 	{
 		echo "# bench/run.sh -k $kernel $name${VWC_BENCH_APPEND:+ (VWC_BENCH_APPEND=\"$VWC_BENCH_APPEND\")}"
 		echo "# date: $t0 to $(date -u '+%H:%M UTC')"

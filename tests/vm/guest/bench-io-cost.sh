@@ -100,6 +100,9 @@ ns=$(nsof | head -n 1)
 	{ fail "io-cost: setup" "no $tr controller or namespace (ctrl '$c', ns '$ns')"; finish; exit 1; }
 info "transport $tr: $c (subsysnqn $(cat /sys/class/nvme/$c/subsysnqn), model $(cat /sys/class/nvme/$c/model)) namespace $ns, $(cat /sys/block/$ns/size) sectors, write_cache $(wc /dev/$ns); controllers: $(ls /sys/class/nvme | tr '\n' ' ')"
 start_udev >/dev/null 2>&1
+# where detection could sit instead, off the I/O path: the admin
+# passthrough entry points this kernel has as symbols (kprobe targets)
+info "passthrough entry points in /proc/kallsyms: $(awk '$3 ~ /^(nvme_dev_ioctl|nvme_ioctl|nvme_ns_chr_ioctl|nvme_ns_head_ioctl|nvme_ns_head_chr_ioctl|nvme_dev_uring_cmd|nvme_ns_chr_uring_cmd|nvme_ns_head_chr_uring_cmd|nvme_user_cmd|nvme_user_cmd64|nvme_submit_user_cmd|nvme_ctrl_ioctl|nvme_ns_ioctl)$/ { print $3 }' /proc/kallsyms | sort -u | tr '\n' ' ')"
 
 # busy: "total idle" jiffies of all CPUs
 busy() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; printf "%d %d\n", t, $5 + $6 }' /proc/stat; }
