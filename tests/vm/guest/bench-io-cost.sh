@@ -107,14 +107,16 @@ info "passthrough entry points in /proc/kallsyms: $(awk '$3 ~ /^(nvme_dev_ioctl|
 # busy: "total idle" jiffies of all CPUs
 busy() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; printf "%d %d\n", t, $5 + $6 }' /proc/stat; }
 
-# fio_run QD: one run; sets R to "iops cpu ios wall_ms busy%"
+# fio_run QD: one run; sets R to "iops=... busy=...", or to nothing (and
+# fails) when fio failed
 fio_run() {
+	R=
 	_b0=$(busy)
 	_t0=$(/usr/bin/date +%s%N)
 	fio --name=rr --filename="/dev/$ns" --rw=randread --bs=4k --direct=1 \
 		--ioengine=libaio --iodepth="$1" --runtime="$T" --time_based \
 		--clocksource=clock_gettime --output-format=json >/tmp/fio.json 2>/tmp/fio.err ||
-		{ cat /tmp/fio.err; return 1; }
+		{ fail "io-cost: fio QD$1" "$(head -c 300 /tmp/fio.err)"; return 1; }
 	_wall=$((($(/usr/bin/date +%s%N) - _t0) / 1000000))
 	_b1=$(busy)
 	_busy=$(echo "$_b0 $_b1" | awk '{ t = $3 - $1; i = $4 - $2; printf "%.1f", (t > 0 ? 100 * (t - i) / t : 0) }')
@@ -148,12 +150,12 @@ on() {
 	kill -TERM $pid
 	wait $pid
 	kev=$(sed -n 's/.*stopping ([0-9]* events, \([0-9]*\) kernel events.*/\1/p' /tmp/watch.log | tail -n 1)
-	echo "BENCH-RUN: qd=$1 pair=$2 state=on $R ticks=$((t1 - t0)) kev=${kev:-?}"
+	[ -z "$R" ] || echo "BENCH-RUN: qd=$1 pair=$2 state=on $R ticks=$((t1 - t0)) kev=${kev:-?}"
 }
 off() {
 	sleep 2
 	fio_run "$1"
-	echo "BENCH-RUN: qd=$1 pair=$2 state=off $R ticks=0 kev=0"
+	[ -z "$R" ] || echo "BENCH-RUN: qd=$1 pair=$2 state=off $R ticks=0 kev=0"
 }
 started=
 fio_run 1 && fio_run 32 # warm-up, not counted
