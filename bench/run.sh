@@ -10,6 +10,15 @@
 #   stopped), smart (SMART bit 4 to write back, step by step), zeroout (seed
 #   003: blkdiscard --zeroout before and after quirks). Default: all. Needs a build: run tests/run-all.sh or
 #   meson compile + install into build/destdir first.
+#   Not in the default list: io-cost and io-cost-icount (issue 21: the
+#   sidecar's tracepoints' I/O-path cost, nvme-loop over null_blk; -k a
+#   generic tag, e.g. 7.2-generic: the guest boots TAG-io, that kernel with
+#   nvme-loop and null_blk; analysed by bench/io-cost.sh, saved as
+#   bench/results/NAME-TAG.txt).
+# Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
+# "vwc.io_pairs=N vwc.io_seconds=S").
+# The header records the host's 1-minute load average, sampled every 10 s
+# while the guest ran: the machine may be shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 save=0 kernel=7.2
@@ -26,24 +35,43 @@ names=("$@")
 DEST=${VWC_DESTDIR:-build/destdir}
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bash tests/vm/kernels.sh "$kernel" >/dev/null
+lpid=''
+trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
 bash tests/vm/mkinitramfs.sh "$work/initrd.gz" "$DEST" >/dev/null
 for name in "${names[@]}"; do
 	guest=tests/vm/guest/bench-$name.sh
 	[ -f "$guest" ] || { echo "bench: no $guest" >&2; exit 2; }
+	ktag=$kernel out=$name
+	case $name in
+	io-cost*) ktag=${kernel%-io}-io out=$name-${kernel%-io} ;;
+	esac
+	bash tests/vm/kernels.sh "$ktag" >/dev/null
 	log=$work/$name.log
-	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$kernel" -l "$log" -t 1800 "$guest" | tail -n 1)
+	(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$work/load" &
+	lpid=$!
+	t0=$(date -u '+%Y-%m-%d %H:%M UTC')
+	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$ktag" -l "$log" -t 3600 \
+		-a "${VWC_BENCH_APPEND:+ $VWC_BENCH_APPEND}" "$guest" | tail -n 1) || true
+	kill "$lpid"
+	wait "$lpid" 2>/dev/null || true
+	lpid=''
 	{
-		echo "# bench/run.sh -k $kernel $name"
-		echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "# bench/run.sh -k $kernel $name${VWC_BENCH_APPEND:+ (VWC_BENCH_APPEND=\"$VWC_BENCH_APPEND\")}"
+		echo "# date: $t0 to $(date -u '+%H:%M UTC')"
 		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg, kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
+		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other sessions' guests and builds ran at the same time)"
+		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg$(sed -n 's/^# vm: icount /, -icount /p' "$guest"), kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
 		echo "# run: ${run#VWC-RUN: }"
-		grep -E '^BENCH' "$log" | sed 's/^BENCH[A-Z-]*: //'
-		grep -q 'VWC-TEST: FAIL' "$log" && grep 'VWC-TEST: FAIL' "$log"
+		case $name in
+		io-cost*) grep -aE '^(BENCH|VWC-INFO|VWC-TEST: PASS)' "$log" ;;
+		*) grep -aE '^BENCH' "$log" ;;
+		esac | sed 's/^BENCH[A-Z-]*: //' | tr -d '\r'
+		grep -aq 'VWC-TEST: FAIL' "$log" && grep -a 'VWC-TEST: FAIL' "$log"
+		case $name in
+		io-cost*) echo "# analysis (bench/io-cost.sh):"; bash bench/io-cost.sh "$log" ;;
+		esac
 		true
-	} >"$work/$name.txt"
-	cat "$work/$name.txt"
-	[ "$save" = 1 ] && cp "$work/$name.txt" "bench/results/$name.txt"
+	} >"$work/$out.txt"
+	cat "$work/$out.txt"
+	[ "$save" = 1 ] && cp "$work/$out.txt" "bench/results/$out.txt"
 done

@@ -10,6 +10,13 @@
 # 6.12-generic (the same suites' generic kernels, NVMe built as modules).
 # 6.1-generic and 6.12-generic also carry a T700 stand-in module directory
 # (see t700_standin).
+# 7.2-generic-io and 6.1-generic-io: the same generic kernels with nvme-loop
+# and null_blk added, for the benchmark io-cost (bench/run.sh) only: null_blk
+# makes a block device at boot, which the test cases must not see. Tags of
+# their own, so the test kernels' module lists (their cache key) stay.
+# Debian 12's kernel is built without nvme-loop (CONFIG_NVME_TARGET_LOOP is
+# not set): 6.1-generic-io carries nvmet-tcp and nvme-tcp instead, for an
+# export over TCP on the guest's loopback interface.
 # Packages come from the Debian archive named in the system's sources file, with
 # the suite changed; versions are resolved at run time. Cached tags are skipped
 # (VWC_KERNEL_REFRESH=1 fetches again).
@@ -218,6 +225,8 @@ for tag in "$@"; do
 	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
 	7.2-generic) fetch 7.2-generic sid amd64 "nvme dm-mod ext4 loop nvmet" ;;
 	6.1-generic) fetch 6.1-generic bookworm amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
+	7.2-generic-io) fetch 7.2-generic-io sid amd64 "nvme dm-mod ext4 loop nvmet nvme-loop null_blk" ;;
+	6.1-generic-io) fetch 6.1-generic-io bookworm amd64 "nvme dm-mod ext4 loop nvmet nvmet-tcp nvme-tcp null_blk" ;;
 	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
 	*) die "unknown kernel tag '$tag'" ;;
 	esac

@@ -35,6 +35,9 @@
 #   # vm: append ARGS...     extra kernel command line
 #   # vm: notracefs          the guest mounts neither tracefs nor debugfs
 #                            (by default both, where and as systemd does)
+#   # vm: icount shift=N     -icount shift=N,sleep=off: guest time runs on
+#                            the instruction counter (2^N ns each), not the
+#                            host's clock (benchmarks on a loaded host)
 #   # timeout: SECONDS
 # A guest line "VWC-HOST: CMD" makes the host send CMD to the QEMU monitor
 # ({dir} in CMD is replaced by the run's directory); replies go to
@@ -196,6 +199,7 @@ while read -r line; do
 		append) append="$append ${w[*]:1}" ;;
 		notracefs) append="$append vwc.notracefs" ;;
 		quirks) nq_set=1 ;;
+		icount) args+=(-icount "shift=$(kv shift 3 "${w[@]:1}"),sleep=off") ;;
 		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
 		esac
 		;;
