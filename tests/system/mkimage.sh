@@ -85,6 +85,9 @@ PKGS=(systemd-sysv udev kmod initramfs-tools "$kernel"
 # (with its initramfs hook) for root on LVM
 [ "$layout" = whole ] || PKGS+=(dosfstools)
 [ "$layout" != lvm ] || PKGS+=(lvm2)
+# unattended-upgrades for the plain suite's nvme-cli update check
+# (guest/aptup.sh; its boot-time shutdown helper masked, for time)
+[ "$layout" != whole ] || PKGS+=(unattended-upgrades)
 
 dir=$CACHE/images/$name
 mkdir -p "$dir"
@@ -291,7 +294,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
 	--customize-hook="copy-in $tmp/fstab /etc" \
 	"${hooks[@]}" \
 	--customize-hook='chroot "$1" systemctl enable vwc-test.service' \
-	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-timesyncd.service' \
+	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer apt-daily-upgrade.timer unattended-upgrades.service e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-timesyncd.service' \
 	--customize-hook='chroot "$1" passwd -d root' \
 	--customize-hook='rm -f "$1"/etc/apt/sources.list.d/*' \
 	--customize-hook='sed -i "s/^update_initramfs=.*/update_initramfs=no/" "$1/etc/initramfs-tools/update-initramfs.conf"' \

@@ -32,7 +32,10 @@
 # write overlay of it boots with a second disk (label VWCTEST) holding
 # tests/system/guest/test.sh and the .deb files. The guest script installs
 # the package, reboots once, and checks boot, service, hot-add, SMART,
-# restart, kill, upgrade, remove and purge (see the script). The host sends
+# restart, kill, upgrade (with a PCI dynamic ID live), Debian's next
+# nvme-cli update (guest/aptup.sh; tests/system/nvme-cli-up.sh puts a
+# higher nvme-cli in a local apt repository on the disk), remove and
+# purge (see the script). The host sends
 # the guest's "VWC-HOST:" lines to the QEMU monitor.
 #
 # Environment: VWC_SYSTEM_OUT (logs; default build/system in the
@@ -137,7 +140,21 @@ run_suite() {
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
-	cp tests/system/guest/test.sh tests/system/guest/plugin.sh "$work/vwc/"
+	cp tests/system/guest/test.sh tests/system/guest/plugin.sh tests/system/guest/aptup.sh "$work/vwc/"
+	# The plain suite's nvme-cli update check (guest/aptup.sh): a local
+	# repository with a higher nvme-cli, and what the rebuild command
+	# reads of a source tree
+	if [ -z "$variant" ]; then
+		if repo=$(bash tests/system/nvme-cli-up.sh "$suite" 2>"$work/nvme-cli-up.log"); then
+			cp -a "$repo" "$work/vwc/repo"
+			mkdir -p "$work/vwc/src/debian" "$work/vwc/src/scripts"
+			cp debian/changelog debian/rules "$work/vwc/src/debian/"
+			cp scripts/fetch-nvme-cli.sh "$work/vwc/src/scripts/"
+		else
+			cat "$work/nvme-cli-up.log" >&2
+			log "$suite: no higher nvme-cli built; the nvme-cli update check is skipped"
+		fi
+	fi
 	cp tests/lib/guest.sh "$work/vwc/lib/"
 	# wc-sampler (static): write_cache sampled through the upgrade
 	mkdir -p "$work/vwc/bin"

@@ -5,6 +5,9 @@
 # boot by vwc-test.service from the disk labelled VWCTEST, mounted on /vwc:
 #   /vwc/test.sh       this file        /vwc/debs/v1/*.deb   the packages
 #   /vwc/debs/v2/*.deb the next version (upgrade)
+#   /vwc/repo          a local apt repository with a higher nvme-cli, and
+#   /vwc/src           what rebuild-nvme-cli-vwc reads of a source tree
+#                      (aptup.sh, plain suite)
 #   /vwc/out/          logs written here (the host reads them back)
 #   /vwc/state         which boot this is (the script powers off after
 #                      boot 1; tests/system/run.sh boots the machine again)
@@ -461,11 +464,55 @@ check_eq "SIGKILL: one automatic restart counted" "$(svc NRestarts)" "$((n_befor
 check_eq "SIGKILL: records kept" "$(records)" "$before"
 check_eq "after restarts: WCE-off drive still write through" "$(wcache "$n0")" "write through"
 
+# --- a PCI dynamic ID live for the upgrade (issue 20) -------------------------
+# QEMU's 1b36:0010 listed by the admin (as nvmeroot does) and the T700
+# stand-in (a module index without QEMU's ID: 6.12's and 6.1's nvme table
+# list it, so the real path refuses; see the top of this file): quirks on
+# VWC0 alone adds the dynamic ID, rebinds VWC0 (Write Zeroes off) and
+# leaves VWC1 bound as it was.
+tq=$(now_ms)
+mkdir -p /etc/udev/hwdb.d
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' \
+	>/etc/udev/hwdb.d/61-local-t700-test.hwdb
+systemd-hwdb update
+t7=/root/vwc-t700/lib/modules/$(uname -r)
+mkdir -p "$t7"
+echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"
+: >"$t7/modules.order"
+printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
+depmod -b /root/vwc-t700 "$(uname -r)"
+addr_of() { basename "$(readlink -f "/sys/class/nvme/$1/device")"; }
+a1=$(addr_of "$c1")
+NVME_VWC_SYNC_MODULES_DIR=$t7 nvme-vwc-sync quirks "/dev/$c0" >"$OUT/quirks-live.log" 2>&1
+rc=$?
+info "quirks /dev/$c0: exit $rc: $(tr '\n' ' ' <"$OUT/quirks-live.log")"
+check_eq "dynamic ID: quirks on VWC0 exits 0" "$rc" 0
+wait_for "dynamic ID: VWC0's namespace back" 20 ns VWC0
+c0=$(ctrl VWC0) n0=$(ns VWC0)
+wait_for "dynamic ID: VWC0 ($n0) write through again (the service)" 20 is_wt "$n0"
+check_eq "dynamic ID: Write Zeroes off on VWC0 ($n0), on on VWC1 ($n1)" "$(wz "$n0")/$(wz "$n1")" 0/524288
+dynid=$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null | sed -n 1p)
+check_eq "dynamic ID: recorded under /run" "$dynid" "1b36 0010 1af4 1100 0 0 200"
+check_eq "dynamic ID: VWC1 not rebound (same controller, same PCI function)" "$c1 $(addr_of "$c1")" "$c1 $a1"
+before=$(records)
+info "records before the upgrade: $(echo "$before" | tr '\n' ' ')"
+# bound: every NVMe controller, its PCI function and the driver's link
+bound() { for c in /sys/class/nvme/nvme*; do printf '%s=%s:%s ' "${c##*/}" "$(addr_of "${c##*/}")" "$(test -e "/sys/bus/pci/drivers/nvme/$(addr_of "${c##*/}")" && echo bound)"; done; }
+probes() { journalctl -k -b --no-pager -o cat | grep -c 'nvme nvme[0-9]*: pci function'; }
+bound0=$(bound) probes0=$(probes)
+info "dynamic ID set up and checked in $(($(now_ms) - tq)) ms"
+
 # --- upgrade to the next version ---------------------------------------------
 if ls /vwc/debs/v2/nvme-vwc-sync_*.deb >/dev/null 2>&1; then
 	cp /vwc/debs/v2/*.deb /tmp/
 	v2=$(dpkg-deb -f /vwc/debs/v2/nvme-vwc-sync_*.deb Version)
 	pid=$(svc MainPID)
+	nh=$(ns VWCHP)
+	s2=''
+	if [ -n "$nh" ]; then
+		/vwc/bin/wc-sampler sample -n "$nh" -d 0 -p 10000 >"$OUT/upgrade-sample2.txt" 2>&1 &
+		s2=$!
+	fi
 	# Both drives' write_cache sampled every 10 ms through the whole
 	# upgrade (wc-sampler, tests/vm/tools): the WCE-off drive must read
 	# write through in every sample, the WCE-on drive write back (with
@@ -501,12 +548,27 @@ if ls /vwc/debs/v2/nvme-vwc-sync_*.deb >/dev/null 2>&1; then
 	info "upgrade: MainPID $pid -> $(svc MainPID)"
 	check_eq "upgrade: records kept" "$(records)" "$before"
 	check_eq "upgrade: WCE-off drive still write through" "$(wcache "$n0")" "write through"
+	if [ -n "$nh" ]; then
+		kill -TERM "$s2" 2>/dev/null
+		wait "$s2" 2>/dev/null
+		r2=$(grep '^WCS sample' "$OUT/upgrade-sample2.txt")
+		info "upgrade: hot-added WCE-off drive $nh: $r2"
+		[ -n "$r2" ] && [ "$(field "$r2" samples)" -gt 100 ] && [ "$(field "$r2" wb)" = 0 ] && [ "$(field "$r2" err)" = 0 ] &&
+			pass "upgrade: $nh (hot-added, WCE=0) write through in all $(field "$r2" samples) samples" ||
+			fail "upgrade: $nh (hot-added, WCE=0) write through throughout" "${r2:-$(cat "$OUT/upgrade-sample2.txt")}"
+	fi
+	check_eq "upgrade: dynamic ID record kept" "$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null | sed -n 1p)" "$dynid"
+	check_eq "upgrade: Write Zeroes still off on VWC0, on on VWC1" "$(wz "$n0")/$(wz "$n1")" 0/524288
+	check_eq "upgrade: nothing unbound or rebound (controllers, PCI functions, driver links)" "$(bound)" "$bound0"
+	check_eq "upgrade: no controller probed again (kernel log)" "$(probes)" "$probes0"
 else
 	skip "upgrade" "no next version on the test disk"
 fi
 fi # MODE=full
 
 [ ! -f /vwc/plugin.sh ] || . /vwc/plugin.sh # nvme-cli-vwc: nvme vwc-sync over the distribution's nvme
+# Debian's next nvme-cli update with nvme-cli-vwc installed (plain suite)
+[ "$MODE" != full ] || [ ! -f /vwc/aptup.sh ] || . /vwc/aptup.sh
 
 # --- remove: every namespace back to the kernel's choice ------------------------
 rm -f /etc/udev/rules.d/70-nvme-vwc-sync-off.rules
