@@ -232,6 +232,7 @@ static void work(struct vwc_watcher *wr, double *next_net, double period)
 	if (wr->model.rescan)
 		vwc_watch_rescan(wr);
 	vwc_watch_evaluate(wr);
+	vwc_watch_release_idle(wr);
 	if (wr->model.publish) {
 		vwc_watch_write_textfile(wr);
 		wr->model.publish = false;

@@ -85,6 +85,17 @@ void vwc_src_watch_ctrl(struct vwc_watch_src *s, const struct vwc_ctrl *tc);
 void vwc_src_watch_ns(struct vwc_watch_src *s, const char *name);
 
 /**
+ * vwc_src_close_quiet() - close our own descriptor of a watched node
+ * @s:		sources
+ * @devnode:	/dev/nvmeN the descriptor is of (opened read-only)
+ * @fd:		the descriptor
+ *
+ * Closes @fd without a close event of our own reaching the sidecar.
+ */
+void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
+			 int fd);
+
+/**
  * vwc_src_unwatch() - stop watching what vwc_src_watch_*() added for @name
  * @s:		sources
  * @name:	controller or namespace
