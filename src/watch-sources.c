@@ -216,8 +216,8 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w)
 	}
 }
 
-void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
-		       bool kernel)
+void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
+		       struct udev_monitor *mon, bool kernel)
 {
 	struct udev_device *dev;
 
@@ -232,8 +232,16 @@ void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
 		sysname = udev_device_get_sysname(dev);
 		event = udev_device_get_subsystem(dev);
 		if (event && !strcmp(event, "cpu")) {
-			if (!strcmp(action, "online") || !strcmp(action, "add")) {
+			int cpu;
+			bool on = !strcmp(action, "online") ||
+				  !strcmp(action, "add");
+
+			if (on || !strcmp(action, "offline")) {
 				vwc_info("uevent %s %s", action, sysname);
+				/* its old events are dead: opened anew */
+				if (sysname && sscanf(sysname, "cpu%d", &cpu) == 1)
+					vwc_kwatch_cpu_gone(s->kw, cpu);
+				/* the poll set changes either way */
 				w->attach = true;
 			}
 			udev_device_unref(dev);

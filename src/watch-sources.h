@@ -111,12 +111,14 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
 
 /**
  * vwc_src_read_udev() - feed the model a udev monitor's events
+ * @s:		sources (a CPU's offline or online event lets its
+ *		tracepoint ring go: see vwc_kwatch_cpu_gone())
  * @w:		model
  * @mon:	@s->mon or @s->kmon
  * @kernel:	@mon is the kernel's group: only change events are taken
  */
-void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
-		       bool kernel);
+void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
+		       struct udev_monitor *mon, bool kernel);
 
 /**
  * vwc_src_read_kwatch() - feed the model the tracepoints' events
