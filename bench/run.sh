@@ -8,8 +8,12 @@
 #   controllers), flush
 #   (flush-latency), sidecar-io (fio IOPS/CPU with the sidecar running vs
 #   stopped), smart (SMART bit 4 to write back, step by step), zeroout (seed
-#   003: blkdiscard --zeroout before and after quirks). Default: all. Needs a build: run tests/run-all.sh or
-#   meson compile + install into build/destdir first.
+#   003: blkdiscard --zeroout before and after quirks), soak-30min (issue
+#   21's fault-injection soak for 30 minutes: with -k 7.2-generic or
+#   6.1-generic, not in the default list). Default: all. Needs a build: run
+#   tests/run-all.sh or meson compile + install into build/destdir first.
+# A guest's "# timeout: S" line is its hard timeout (default 1800 s); with
+# "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 save=0 kernel=7.2
@@ -33,7 +37,10 @@ for name in "${names[@]}"; do
 	guest=tests/vm/guest/bench-$name.sh
 	[ -f "$guest" ] || { echo "bench: no $guest" >&2; exit 2; }
 	log=$work/$name.log
-	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$kernel" -l "$log" -t 1800 "$guest" | tail -n 1)
+	to=$(sed -n 's/^# timeout:[[:space:]]*//p' "$guest" | head -n 1)
+	out=$name
+	! grep -q '^# bench: per-kernel' "$guest" || out=$name-$kernel
+	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$kernel" -l "$log" -t "${to:-1800}" "$guest" | tail -n 1)
 	{
 		echo "# bench/run.sh -k $kernel $name"
 		echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -45,5 +52,5 @@ for name in "${names[@]}"; do
 		true
 	} >"$work/$name.txt"
 	cat "$work/$name.txt"
-	[ "$save" = 1 ] && cp "$work/$name.txt" "bench/results/$name.txt"
+	[ "$save" = 0 ] || cp "$work/$name.txt" "bench/results/$out.txt"
 done
