@@ -305,7 +305,7 @@ void vwc_watch_release_idle(struct vwc_watcher *wr)
 		if (t->ctrls[ci].held_fd == c->fd)
 			t->ctrls[ci].held_fd = -1;
 		vwc_watch_released(c);
-		vwc_dbg("%s: idle: descriptor closed", c->name);
+		vwc_info("%s: idle: descriptor closed", c->name);
 	}
 }
 

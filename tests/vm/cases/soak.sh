@@ -56,7 +56,12 @@ start_udev || fail "soak: udevd" "systemd-udevd did not start"
 c=$(ctrl_by_serial $S)
 ns=$(ns_of "$c")
 info "soak: $DUR s on $(uname -r), $c $ns, limit $LIMIT_MS ms, $(grep -c ^processor /proc/cpuinfo) CPUs"
-nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
+# the sidecar's lines with the time (/proc/uptime, as the samplers'
+# windows and faults.log count)
+mkfifo /tmp/watch.fifo
+awk '{ getline u <"/proc/uptime"; close("/proc/uptime"); split(u, a, " ")
+	print a[1], $0; fflush() }' </tmp/watch.fifo >/tmp/watch.log &
+nvme-vwc-sync watch -v -v >/tmp/watch.fifo 2>&1 &
 wpid=$!
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache 2>/dev/null)" = "write through" ]; }
 wait_for "soak: sidecar puts the WCE-off namespace in write through" 10 wt
@@ -199,10 +204,29 @@ while [ "$(now_s)" -lt "$end" ]; do
 		fi ;;
 	esac
 	back || { n_lost=$((n_lost + 1)); info "soak: $S not back after fault $r"; }
+	echo "$(cut -d' ' -f1 /proc/uptime) $r end" >>/tmp/faults.log
 	sleep 0.$((RANDOM % 3))
 done
 touch /tmp/soak.stop
 wait "$hpid"
+# Deterministic at the end: CPU 1 goes offline and comes back, then WCE
+# toggles through a held descriptor from a process on CPU 1 (no close
+# event: only the tracepoints see them). A per-CPU perf event is dead once
+# its CPU went offline: the sidecar must open CPU 1's ring anew.
+cpuev() { grep -c 'uevent online cpu1' /tmp/watch.log; }
+n0=$(cpuev)
+echo 0 >/sys/devices/system/cpu/cpu1/online && sleep 0.5 &&
+	echo 1 >/sys/devices/system/cpu/cpu1/online
+cpu_seen() { [ "$(cpuev)" -gt "$n0" ]; }
+wait_for - 10 cpu_seen && cs=seen || cs="not seen in 10 s"
+info "soak: the sidecar and CPU 1's online uevent: $cs"
+sleep 1
+back
+taskset -c 1 wce-toggle -n 3 -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/cpu1.out 2>&1
+info "soak: CPU 1 back, held-descriptor toggles from it: $(wct_summary /tmp/cpu1.out)"
+wct_all_within /tmp/cpu1.out 3 "$LIMIT_MS" &&
+	pass "soak: held-descriptor WCE=1 from CPU 1 after it went offline and back: 3 of 3 followed within $LIMIT_MS ms" ||
+	fail "soak: held-descriptor WCE=1 from CPU 1 after it went offline and back" "$(grep 'WCT' /tmp/cpu1.out | tr '\n' ' ')"
 # the last toggles' windows close before the samplers stop
 sleep 3
 kill -TERM "$spid" "$hspid"
@@ -214,6 +238,7 @@ alive=0
 kill -0 "$wpid" 2>/dev/null && alive=1
 kill -TERM "$wpid" 2>/dev/null
 wait "$wpid"
+sleep 0.2
 res=$(sed -n 's/^WCS soak //p' /tmp/soak.out)
 hres=$(sed -n 's/^WCS soak //p' /tmp/soak-hp.out)
 fig() { echo "$1" | sed -n "s/.* $2=\([0-9.]*\).*/\1/p"; }
@@ -229,13 +254,23 @@ info "soak: uid 65534 lock attempts, taken: $(cat /tmp/nobody.count 2>/dev/null)
 info "soak: sampler $S: $res"
 info "soak: sampler $HP: $hres"
 info "soak: window (ms from WCE=1 seen to write back), $S: n $(fig " $res" windows) p50 $(fig " $res" p50) p99 $(fig " $res" p99) max $(fig " $res" max); $HP: n $(fig " $hres" windows) max $(fig " $hres" max)"
-info "soak: sidecar reactions logged: $(grep -c 'reaction' /tmp/watch.log); kwatch attach lines: $(grep -ci 'tracepoint\|kwatch' /tmp/watch.log); descriptors let go when idle: $(grep -c 'idle: descriptor closed' /tmp/watch.log)"
+info "soak: sidecar: tracepoint lines $(grep -c 'tracepoint' /tmp/watch.log), CPU uevents $(grep -c 'uevent o[nf]*line cpu' /tmp/watch.log), descriptors let go when idle $(grep -c 'idle: descriptor closed' /tmp/watch.log)"
+# the sidecar's own figures: Set Features submission to write back, and
+# the write_cache writes' share of it
+info "soak: sidecar reactions (ms): $(sed -n 's/.*reaction \([0-9.]*\) ms from .*write_cache writes \([0-9.]*\) ms, the sidecar.s share \([0-9.]*\) ms.*/\1 \2 \3/p' /tmp/watch.log |
+	sort -n | awk '{ n++; r[n] = $1; if ($2 > w) w = $2; if ($3 > s) s = $3 }
+		END { if (n) printf "n %d, p50 %s, max %s; write_cache writes max %s; sidecar share max %s", n, r[int((n + 1) / 2)], r[n], w, s; else printf "none" }')"
 info "soak: sidecar: $(grep -v '^ ' /tmp/watch.log | tail -n 1)"
-# the faults in the 5 s before each long window (kinds as in the header)
-sed -n 's/^WCS window at=\([0-9.]*\) len=\([0-9.]*\)/\1 \2/p' /tmp/soak.out /tmp/soak-hp.out | head -n 10 |
+# each long window: the faults from the last one begun 3 s before it to
+# its end (time:kind, "end" when the fault was over), and the sidecar's
+# lines over it
+sed -n 's/^WCS window at=\([0-9.]*\) len=\([0-9.]*\)/\1 \2/p' /tmp/soak.out /tmp/soak-hp.out | head -n 5 |
 	while read -r at len; do
-		f=$(awk -v a="$at" '$1 >= a - 5 && $1 <= a + 0.5 { printf "%s:%s ", $1, $2 }' /tmp/faults.log)
-		info "soak: window of $len ms at $at s; faults before it (time:kind): $f"
+		e=$(awk -v a="$at" -v l="$len" 'BEGIN { print a + l / 1000 }')
+		f=$(awk -v a="$at" -v e="$e" '$1 <= a - 3 { f = "" } $1 <= e { f = f $1 ":" $2 ($3 ? "-" $3 : "") " " } END { print f }' /tmp/faults.log)
+		info "soak: window of $len ms at $at s; faults (time:kind): $f"
+		awk -v a="$at" -v e="$e" '$1 >= a - 1 && $1 <= e + 0.5' /tmp/watch.log | head -n 25 |
+			while IFS= read -r l; do info "soak:   | $l"; done
 	done
 case $res in
 *" outside=0 "*) pass "soak: $S: no write through sample with WCE=1 more than $LIMIT_MS ms into its window ($DUR s)" ;;
