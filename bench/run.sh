@@ -14,7 +14,10 @@
 #   sidecar's tracepoints' I/O-path cost, nvme-loop over null_blk; -k a
 #   generic tag, e.g. 7.2-generic: the guest boots TAG-io, that kernel with
 #   nvme-loop and null_blk; analysed by bench/io-cost.sh, saved as
-#   bench/results/NAME-TAG.txt).
+#   bench/results/NAME-TAG.txt), and soak-30min (issue 21's fault-injection
+#   soak for 30 minutes: with -k 7.2-generic or 6.1-generic).
+# A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
+# "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 # Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
 # "vwc.io_pairs=N vwc.io_seconds=S").
 # The header records the host's 1-minute load average, sampled every 10 s
@@ -47,10 +50,12 @@ for name in "${names[@]}"; do
 	esac
 	bash tests/vm/kernels.sh "$ktag" >/dev/null
 	log=$work/$name.log
+	to=$(sed -n 's/^# timeout:[[:space:]]*//p' "$guest" | head -n 1)
+	! grep -q '^# bench: per-kernel' "$guest" || out=$name-$kernel
 	(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$work/load" &
 	lpid=$!
 	t0=$(date -u '+%Y-%m-%d %H:%M UTC')
-	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$ktag" -l "$log" -t 3600 \
+	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$ktag" -l "$log" -t "${to:-3600}" \
 		-a "${VWC_BENCH_APPEND:+ $VWC_BENCH_APPEND}" "$guest" | tail -n 1) || true
 	kill "$lpid"
 	wait "$lpid" 2>/dev/null || true
@@ -73,5 +78,5 @@ for name in "${names[@]}"; do
 		true
 	} >"$work/$out.txt"
 	cat "$work/$out.txt"
-	[ "$save" = 1 ] && cp "$work/$out.txt" "bench/results/$out.txt"
+	[ "$save" = 0 ] || cp "$work/$out.txt" "bench/results/$out.txt"
 done

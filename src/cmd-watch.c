@@ -143,7 +143,7 @@ static bool kwatch_attach(struct vwc_watcher *wr)
 		int n = vwc_kwatch_add_cpus(wr->src.kw);
 
 		if (n)
-			vwc_notice("nvme tracepoints attached on %d more CPU(s)",
+			vwc_notice("nvme tracepoints: %d CPU ring(s) attached or let go (CPU hotplug)",
 				   n);
 		return n > 0;
 	}
@@ -202,9 +202,9 @@ static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
 			break;
 		}
 	if (pfd[PFD_KUDEV].revents & POLLIN)
-		vwc_src_read_udev(&wr->model, wr->src.kmon, true);
+		vwc_src_read_udev(&wr->src, &wr->model, wr->src.kmon, true);
 	if (pfd[PFD_UDEV].revents & POLLIN)
-		vwc_src_read_udev(&wr->model, wr->src.mon, false);
+		vwc_src_read_udev(&wr->src, &wr->model, wr->src.mon, false);
 	if (pfd[PFD_INOTIFY].revents & POLLIN)
 		vwc_src_read_inotify(&wr->src, &wr->model);
 }
@@ -232,6 +232,7 @@ static void work(struct vwc_watcher *wr, double *next_net, double period)
 	if (wr->model.rescan)
 		vwc_watch_rescan(wr);
 	vwc_watch_evaluate(wr);
+	vwc_watch_release_idle(wr);
 	if (wr->model.publish) {
 		vwc_watch_write_textfile(wr);
 		wr->model.publish = false;

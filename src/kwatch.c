@@ -46,6 +46,7 @@ struct vwc_kwatch {
 	struct kw_event_fmt setup, complete;
 	struct kw_ring *rings;
 	int nr_rings;		/* one slot per possible CPU */
+	int closed;		/* rings closed since vwc_kwatch_add_cpus() */
 	long page;
 	char how[160];
 	struct vwc_kw_event *evs;
@@ -336,9 +337,20 @@ static void raise_nofile(long ncpu)
 		vwc_dbg("cannot raise RLIMIT_NOFILE: %s", strerror(errno));
 }
 
+void vwc_kwatch_cpu_gone(struct vwc_kwatch *kw, int cpu)
+{
+	if (!kw || cpu < 0 || cpu >= kw->nr_rings || !kw->rings[cpu].base)
+		return;
+	close_ring(&kw->rings[cpu]);
+	kw->closed++;
+}
+
 int vwc_kwatch_add_cpus(struct vwc_kwatch *kw)
 {
-	int cpu, r, added = 0;
+	int cpu, r, added = kw ? kw->closed : 0;
+
+	if (kw)
+		kw->closed = 0;
 
 	for (cpu = 0; kw && cpu < kw->nr_rings; cpu++) {
 		struct kw_ring *g = &kw->rings[cpu];

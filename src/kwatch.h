@@ -89,11 +89,24 @@ const char *vwc_kwatch_how(const struct vwc_kwatch *kw);
 void vwc_kwatch_describe(char *buf, size_t len);
 
 /**
+ * vwc_kwatch_cpu_gone() - let a CPU's events go (it went offline)
+ * @kw:		watcher (may be NULL)
+ * @cpu:	the CPU
+ *
+ * A per-CPU perf event whose CPU goes offline is taken out of the CPU's
+ * context for good: it records nothing once the CPU is back. Its ring is
+ * closed here (on the CPU's offline event, and again on its online event
+ * in case the first was missed); vwc_kwatch_add_cpus() opens it anew.
+ */
+void vwc_kwatch_cpu_gone(struct vwc_kwatch *kw, int cpu);
+
+/**
  * vwc_kwatch_add_cpus() - attach on CPUs that came online since
  * @kw:	watcher (may be NULL)
  *
- * Return: how many CPUs were added (their descriptors are new: poll the
- * set vwc_kwatch_pollfds() gives again).
+ * Return: how many CPUs were added, plus how many were let go by
+ * vwc_kwatch_cpu_gone() since the last call: when not 0, the descriptors
+ * changed: poll the set vwc_kwatch_pollfds() gives again.
  */
 int vwc_kwatch_add_cpus(struct vwc_kwatch *kw);
 

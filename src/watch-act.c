@@ -7,7 +7,11 @@
  * so they raise no close events of its own: a controller it cannot open
  * yet (hot-added, not live) is never probed through a fresh open and
  * close, but opened again on a timer until it is live, and held from
- * then on (a failed open raises no close event either). Its own Get
+ * then on (a failed open raises no close event either). An open
+ * /dev/nvmeN pins the nvme module, so a descriptor idle for
+ * VWC_WATCH_HOLD_S is closed with the close event masked
+ * (vwc_src_close_quiet()) and opened again by the next probe: an admin's
+ * `rmmod nvme` is not refused because of the sidecar. Its own Get
  * Features are not Set Features, and its Set Features 0Bh (SMART events)
  * is not feature 06h: it cannot wake itself in a loop.
  */
@@ -262,6 +266,49 @@ static void unknown(struct vwc_run *run, struct vwc_ctrl *tc, int err)
 	tc->decision = vwc_policy_decide(&tc->facts);
 }
 
+/*
+ * A descriptor let go when idle (vwc_watch_release_idle()) is opened again
+ * for the probe; one that will not open now goes to the retry timer.
+ */
+static void reopen(struct vwc_watcher *wr, struct vwc_wctrl *c,
+		   struct vwc_ctrl *tc)
+{
+	int fd = vwc_nvme_open(tc->devnode);
+
+	(void)wr;
+	if (fd >= 0) {
+		c->fd = fd;
+		c->released = false;
+		return;
+	}
+	vwc_warn("%s: cannot open %s: %s; trying again until it opens",
+		 c->name, tc->devnode, strerror(-fd));
+	vwc_watch_open_result(c, fd, vwc_watch_now());
+}
+
+void vwc_watch_release_idle(struct vwc_watcher *wr)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	double now = vwc_watch_now();
+	int i, ci;
+
+	for (i = 0; i < wr->model.nr_ctrl; i++) {
+		struct vwc_wctrl *c = &wr->model.ctrl[i];
+
+		if (!vwc_watch_release_due(c, now))
+			continue;
+		ci = vwc_topo_find_ctrl(t, c->name);
+		if (ci < 0)
+			continue;
+		/* no close event of our own: it would wake us for nothing */
+		vwc_src_close_quiet(&wr->src, t->ctrls[ci].devnode, c->fd);
+		if (t->ctrls[ci].held_fd == c->fd)
+			t->ctrls[ci].held_fd = -1;
+		vwc_watch_released(c);
+		vwc_info("%s: idle: descriptor closed", c->name);
+	}
+}
+
 /* Read what the model's plan says from one selected controller. */
 static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
 {
@@ -272,6 +319,8 @@ static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
 		unknown(&wr->run, tc, -ENODEV);
 		return false;
 	}
+	if (c->fd < 0 && c->released)
+		reopen(wr, c, tc);
 	if (c->fd < 0) {
 		/* not live yet: the open retry timer takes it from here */
 		unknown(&wr->run, tc, -ENXIO);
@@ -293,6 +342,7 @@ static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
 		tc->decision = vwc_policy_decide(&tc->facts);
 	}
 	c->full = c->wce = false;
+	c->used_at = vwc_watch_now();
 	return full;
 }
 

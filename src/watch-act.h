@@ -67,6 +67,14 @@ void vwc_watch_rescan(struct vwc_watcher *wr);
 bool vwc_watch_topo_changed(struct vwc_watcher *wr);
 
 /**
+ * vwc_watch_release_idle() - close the descriptors idle for long enough
+ * @wr:	the sidecar
+ *
+ * See vwc_watch_release_due(): a held /dev/nvmeN pins the nvme module.
+ */
+void vwc_watch_release_idle(struct vwc_watcher *wr);
+
+/**
  * vwc_watch_open_retry() - try the opens that are due (hot-added
  *			    controllers that were not live yet)
  * @wr:	sidecar

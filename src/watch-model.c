@@ -365,6 +365,12 @@ static void due_min(double *due, double t)
 		*due = t;
 }
 
+/* nothing to read through its descriptor */
+static bool idle(const struct vwc_wctrl *c)
+{
+	return !c->full && !c->wce && !c->arm_smart && !c->nr_pending;
+}
+
 double vwc_watch_timers(struct vwc_watch *w, double now)
 {
 	double due = 0;
@@ -388,6 +394,8 @@ double vwc_watch_timers(struct vwc_watch *w, double now)
 		}
 		if (c->fd < 0)
 			due_min(&due, c->open_at);
+		else if (idle(c) && c->used_at)
+			due_min(&due, c->used_at + VWC_WATCH_HOLD_S);
 		if (!c->nr_pending)
 			continue;
 		if (c->pending_since + VWC_WATCH_PENDING_S <= now) {
@@ -408,10 +416,26 @@ bool vwc_watch_open_due(const struct vwc_wctrl *c, double now)
 	return c->fd < 0 && c->open_at && c->open_at <= now;
 }
 
+bool vwc_watch_release_due(const struct vwc_wctrl *c, double now)
+{
+	return c->fd >= 0 && idle(c) && c->used_at &&
+	       c->used_at + VWC_WATCH_HOLD_S <= now;
+}
+
+void vwc_watch_released(struct vwc_wctrl *c)
+{
+	c->fd = -1;
+	c->released = true;
+	c->open_at = 0;
+	c->used_at = 0;
+}
+
 void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now)
 {
+	c->released = false;
 	if (fd >= 0) {
 		c->fd = fd;
+		c->used_at = now;
 		c->open_at = 0;
 		c->open_delay = VWC_WATCH_OPEN_MIN_S;
 		c->full = true;

@@ -85,6 +85,17 @@ void vwc_src_watch_ctrl(struct vwc_watch_src *s, const struct vwc_ctrl *tc);
 void vwc_src_watch_ns(struct vwc_watch_src *s, const char *name);
 
 /**
+ * vwc_src_close_quiet() - close our own descriptor of a watched node
+ * @s:		sources
+ * @devnode:	/dev/nvmeN the descriptor is of (opened read-only)
+ * @fd:		the descriptor
+ *
+ * Closes @fd without a close event of our own reaching the sidecar.
+ */
+void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
+			 int fd);
+
+/**
  * vwc_src_unwatch() - stop watching what vwc_src_watch_*() added for @name
  * @s:		sources
  * @name:	controller or namespace
@@ -100,12 +111,14 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
 
 /**
  * vwc_src_read_udev() - feed the model a udev monitor's events
+ * @s:		sources (a CPU's offline or online event lets its
+ *		tracepoint ring go: see vwc_kwatch_cpu_gone())
  * @w:		model
  * @mon:	@s->mon or @s->kmon
  * @kernel:	@mon is the kernel's group: only change events are taken
  */
-void vwc_src_read_udev(struct vwc_watch *w, struct udev_monitor *mon,
-		       bool kernel);
+void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
+		       struct udev_monitor *mon, bool kernel);
 
 /**
  * vwc_src_read_kwatch() - feed the model the tracepoints' events

@@ -27,6 +27,7 @@
 #define VWC_WATCH_EXPIRED_N	16	/* timed-out cids still listened to */
 #define VWC_WATCH_OPEN_MIN_S	0.05	/* open retry: first delay */
 #define VWC_WATCH_OPEN_MAX_S	5.0	/* open retry: longest delay */
+#define VWC_WATCH_HOLD_S	1.0	/* idle descriptor: closed after */
 
 struct vwc_kw_event;
 struct vwc_watch;
@@ -38,9 +39,15 @@ struct vwc_watch;
  * @ident:	identity of the kernel object (see &vwc_watch_ops.ident):
  *		a controller that went and came back under the same name
  *		is a new one
- * @fd:		descriptor held open, -1 while it cannot be opened
+ * @fd:		descriptor held open, -1 while it cannot be opened or
+ *		while it is let go (@released)
  * @open_at:	when to try the open again (0: not pending)
  * @open_delay:	the current retry delay
+ * @used_at:	when @fd last served a probe (monotonic seconds)
+ * @released:	@fd was closed after VWC_WATCH_HOLD_S idle: an open
+ *		descriptor of /dev/nvmeN pins the driver's module, and the
+ *		sidecar must not refuse an admin's `rmmod nvme`; opened
+ *		again by the next probe
  * @full:	needs Identify, WCE and SMART
  * @wce:	needs Get Features 06h
  * @arm_smart:	SMART critical warning events to enable again
@@ -57,6 +64,8 @@ struct vwc_wctrl {
 	uint64_t ident;
 	int fd;
 	double open_at, open_delay;
+	double used_at;
+	bool released;
 	bool full, wce, arm_smart;
 	bool known;
 	struct vwc_facts facts;
@@ -250,7 +259,8 @@ void vwc_watch_safety_net(struct vwc_watch *w);
  * @now:	monotonic seconds
  *
  * Settle re-checks, Set Features whose completion never came, opens to
- * retry (those are left to the caller: see vwc_watch_open_due()).
+ * retry and idle descriptors to let go (those are left to the caller:
+ * see vwc_watch_open_due() and vwc_watch_release_due()).
  *
  * Return: when the next timer is due, 0 if none.
  */
@@ -275,6 +285,29 @@ bool vwc_watch_open_due(const struct vwc_wctrl *c, double now);
  * again after a delay that doubles up to 5 s.
  */
 void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now);
+
+/**
+ * vwc_watch_release_due() - is a held descriptor to be let go now
+ * @c:		controller
+ * @now:	monotonic seconds
+ *
+ * An open /dev/nvmeN takes a reference on the driver's module (the
+ * kernel's nvme_dev_open()): a descriptor held for good makes every
+ * `rmmod nvme` fail with "in use". A descriptor is let go once nothing
+ * is to be read through it (no probe wanted, no Set Features pending)
+ * and it served none for VWC_WATCH_HOLD_S.
+ *
+ * Return: true if @c's descriptor is to be closed now.
+ */
+bool vwc_watch_release_due(const struct vwc_wctrl *c, double now);
+
+/**
+ * vwc_watch_released() - record that a descriptor was let go
+ * @c:		controller
+ *
+ * The next probe opens it again (not the retry timer).
+ */
+void vwc_watch_released(struct vwc_wctrl *c);
 
 /** enum vwc_watch_probe - what one evaluation reads from a controller */
 enum vwc_watch_probe {

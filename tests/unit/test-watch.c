@@ -111,7 +111,7 @@ int main(void)
 	struct vwc_topo t;
 	struct vwc_watch w;
 	double due;
-	int fd;
+	int fd, i;
 
 	topo(&t, false);
 	idents[0] = 100;
@@ -254,6 +254,30 @@ int main(void)
 	vwc_watch_open_result(c2, fd, 30.2);
 	ok(c2->fd == fd && c2->full && c2->arm_smart &&
 	   !vwc_watch_open_due(c2, 99), "opened: full probe, SMART armed, held");
+	ok(!vwc_watch_release_due(c2, 99),
+	   "held while its full probe and SMART arming are to come");
+	c2->full = c2->arm_smart = false;
+	c2->used_at = 30.3;
+	ok(!vwc_watch_release_due(c2, 31.2) && vwc_watch_release_due(c2, 31.31),
+	   "idle: let go 1 s after it served the last probe (rmmod nvme)");
+	c0->used_at = c1->used_at = 0;
+	for (i = 0; i < w.nr_ctrl; i++)	/* no settle re-check in the way */
+		memset(w.ctrl[i].settle, 0, sizeof(w.ctrl[i].settle));
+	due = vwc_watch_timers(&w, 30.4);
+	ok(due > 31.29 && due < 31.31, "timers: the release is due");
+	c2->wce = true;
+	ok(!vwc_watch_release_due(c2, 40), "a WCE read to come: kept");
+	c2->wce = false;
+	c2->nr_pending = 1;
+	ok(!vwc_watch_release_due(c2, 40), "a Set Features pending: kept");
+	c2->nr_pending = 0;
+	vwc_watch_released(c2);
+	ok(c2->fd < 0 && c2->released && !vwc_watch_open_due(c2, 99) &&
+	   !vwc_watch_release_due(c2, 99),
+	   "let go: no open retry (the next probe opens it)");
+	fd = next_fd++;
+	vwc_watch_open_result(c2, fd, 40);
+	ok(c2->fd == fd && !c2->released, "opened again");
 	open_fails = 0;
 
 	/* safety net and overflow */

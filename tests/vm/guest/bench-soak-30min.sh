@@ -1,0 +1,20 @@
+#!/bin/sh
+# vm: ctrl wc=off
+# vm: rootport
+# vm: spare
+# timeout: 2400
+# bench: per-kernel
+#
+# Issue 21's fault-injection soak (tests/vm/cases/soak.sh) for 30 minutes
+# (VWC_SOAK_S, default 1800): its result and INFO lines as BENCH lines.
+# Run on the kernels with nvme as a module, one at a time:
+#   bench/run.sh -s -k 7.2-generic soak-30min
+#   bench/run.sh -s -k 6.1-generic soak-30min
+# (saved as bench/results/soak-30min-<kernel>.txt).
+export VWC_SOAK_S=${VWC_SOAK_S:-1800}
+sh /vwc/cases/soak.sh | while IFS= read -r l; do
+	echo "$l"
+	case $l in
+	VWC-INFO:* | VWC-TEST:\ PASS*) echo "BENCH: ${l#VWC-*: }" ;;
+	esac
+done
