@@ -289,13 +289,7 @@ static bool holder_of(const char *b, char *why, size_t len)
 	return held;
 }
 
-/*
- * Users of block device @b (a namespace or a partition) the kernel does not
- * show as an exclusive claim on the whole disk: mounts and swap, holders,
- * loop devices and nvmet exports over it, processes with it open (through
- * any node). 1 in use (@why), 0 none found.
- */
-static int blk_users(const char *b, dev_t devt, char *why, size_t len)
+int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
 {
 	char devnode[VWC_NAME_LEN + 8], where[600], comm[64], node[300];
 	int pid, r;
@@ -398,14 +392,14 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 			closedir(dir);
 			return 1;
 		}
-		if (blk_users(de->d_name, pdevt, why, len)) {
+		if (vwc_blk_users(de->d_name, pdevt, why, len)) {
 			closedir(dir);
 			return 1;
 		}
 	}
 	if (dir)
 		closedir(dir);
-	if (blk_users(ns, devt, why, len) || ng_users(ns, why, len))
+	if (vwc_blk_users(ns, devt, why, len) || ng_users(ns, why, len))
 		return 1;
 	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);

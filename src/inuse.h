@@ -92,6 +92,23 @@ int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
 		      char *subsys, size_t len);
 
 /**
+ * vwc_blk_users() - users of a block device the kernel does not show as an
+ *		     exclusive claim on the whole disk
+ * @b:		kernel name ("nvme0n1p2", "dm-1")
+ * @devt:	its device number
+ * @why:	on 1, who: "nvme0n1p2 is mounted on /srv (ext4)", "... is in use
+ *		as swap", "... backs /dev/loop3", "... is exported by nvmet
+ *		subsystem X", "process 1234 (postgres) holds ...", a holder
+ * @len:	size of @why
+ *
+ * Mounts and swap (libmount), holders, loop devices and nvmet exports over
+ * it, processes with it open (through any node).
+ *
+ * Return: 1 in use (@why), 0 none found.
+ */
+int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len);
+
+/**
  * struct vwc_holds - open handles kept on free block devices
  * @fd:		descriptors
  * @n:		how many
