@@ -250,7 +250,7 @@ static dev_t sys_devt(const char *cls, const char *b)
 }
 
 /* what holds block device @b through holders/: "LVM logical volume vg-lv (dm-0)" */
-static bool holder_of(const char *b, char *why, size_t len)
+static bool holder_of(const char *b, bool skip_lvm, char *why, size_t len)
 {
 	char path[VWC_PATH_LEN];
 	struct dirent *de;
@@ -264,11 +264,13 @@ static bool holder_of(const char *b, char *why, size_t len)
 
 		if (de->d_name[0] == '.')
 			continue;
-		held = true;
 		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/name", de->d_name);
 		vwc_read_line(p, name, sizeof(name));
 		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/uuid", de->d_name);
 		vwc_read_line(p, uuid, sizeof(uuid));
+		if (skip_lvm && !strncmp(uuid, "LVM-", 4))
+			continue;
+		held = true;
 		if (!strncmp(uuid, "LVM-", 4))
 			snprintf(why, len, "%s is an LVM physical volume in use by logical volume %s (%s)",
 				 b, name, de->d_name);
@@ -289,7 +291,8 @@ static bool holder_of(const char *b, char *why, size_t len)
 	return held;
 }
 
-int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
+static int blk_users(const char *b, dev_t devt, bool skip_lvm, char *why,
+		     size_t len)
 {
 	char devnode[VWC_NAME_LEN + 8], where[600], comm[64], node[300];
 	int pid, r;
@@ -304,7 +307,7 @@ int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
 				 b, strerror(-r));
 		return 1;
 	}
-	if (holder_of(b, why, len))
+	if (holder_of(b, skip_lvm, why, len))
 		return 1;
 	if (vwc_loop_backed_by("/sys/block", S_IFBLK, devt, where,
 			       sizeof(where))) {
@@ -325,6 +328,11 @@ int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
 		return 1;
 	}
 	return 0;
+}
+
+int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
+{
+	return blk_users(b, devt, false, why, len);
 }
 
 /* a namespace's generic character device (ngXnY): open by a process? */
@@ -358,7 +366,7 @@ static int ng_users(const char *ns, char *why, size_t len)
  * fail against our own handle on the disk.
  */
 static int ns_in_use(const char *ns, char *why, size_t len,
-		     struct vwc_holds *h)
+		     struct vwc_holds *h, bool skip_lvm)
 {
 	char path[VWC_PATH_LEN], devnode[VWC_NAME_LEN + 8];
 	struct dirent *de;
@@ -392,15 +400,18 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 			closedir(dir);
 			return 1;
 		}
-		if (vwc_blk_users(de->d_name, pdevt, why, len)) {
+		if (blk_users(de->d_name, pdevt, skip_lvm, why, len)) {
 			closedir(dir);
 			return 1;
 		}
 	}
 	if (dir)
 		closedir(dir);
-	if (vwc_blk_users(ns, devt, why, len) || ng_users(ns, why, len))
+	if (blk_users(ns, devt, skip_lvm, why, len) || ng_users(ns, why, len))
 		return 1;
+	/* LVM's holders claim the disk: no exclusive open to try */
+	if (skip_lvm)
+		return 0;
 	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
@@ -425,23 +436,24 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 
 /* every namespace and partition of a controller: 1 in use (@why), 0 free */
 static int disks_in_use_once(char (*names)[VWC_NAME_LEN], int n, char *why,
-			      size_t len, struct vwc_holds *h)
+			      size_t len, struct vwc_holds *h, bool skip_lvm)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (ns_in_use(names[i], why, len, h))
+		if (ns_in_use(names[i], why, len, h, skip_lvm))
 			return 1;
 	return 0;
 }
 
-int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
-		     size_t len, struct vwc_holds *h)
+/* every check, waiting out udev's workers (up to 5 s) */
+static int disks_check(char (*names)[VWC_NAME_LEN], int n, char *why,
+		       size_t len, struct vwc_holds *h, bool skip_lvm)
 {
 	int t, r = 0;
 
 	for (t = 0; t < 5000; t += 200) {
-		r = disks_in_use_once(names, n, why, len, h);
+		r = disks_in_use_once(names, n, why, len, h, skip_lvm);
 		if (!r || (!strstr(why, "(udev-worker)") &&
 			   !strstr(why, "(systemd-udevd)")))
 			return r;
@@ -449,4 +461,18 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 		usleep(200 * 1000);
 	}
 	return r;
+}
+
+int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
+		     size_t len, struct vwc_holds *h)
+{
+	return disks_check(names, n, why, len, h, false);
+}
+
+int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
+			     size_t len)
+{
+	struct vwc_holds none = { .n = 0 };
+
+	return disks_check(names, n, why, len, &none, true);
 }

@@ -144,4 +144,22 @@ void vwc_holds_release(struct vwc_holds *h);
 int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 		     size_t len, struct vwc_holds *h);
 
+/**
+ * vwc_disks_in_use_but_lvm() - the same checks, LVM logical volumes aside
+ * @names:	block device names ("nvme0n1")
+ * @n:		how many
+ * @why:	on 1, what uses which device
+ * @len:	size of @why
+ *
+ * For a drive whose LVM logical volumes are to be deactivated: any other
+ * user (a mounted partition beside the PV, swap, a process, a loop device,
+ * another holder) is found before anything is deactivated. No exclusive
+ * open is tried (LVM's holders claim the disk) and no handle kept: call
+ * vwc_disks_in_use() once they are down.
+ *
+ * Return: 1 in use (@why), 0 free but for LVM's holders.
+ */
+int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
+			     size_t len);
+
 #endif

@@ -209,6 +209,9 @@ static int free_from_lvm(struct vwc_nslist *l,
 	    vwc_lvm_collect("/sys/class/block", l->name, l->n, &probe, other,
 			    sizeof(other)) <= 0)
 		return 1;	/* not LVM alone: the first reason stands */
+	/* anything else on the drive, before a logical volume goes down */
+	if (vwc_disks_in_use_but_lvm(l->name, l->n, why, len))
+		return 1;
 	if (vwc_lvm_deactivate(l->name, l->n, lvs, why, len))
 		return 1;
 	if (!vwc_disks_in_use(l->name, l->n, why, len, h))
