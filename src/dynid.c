@@ -537,10 +537,17 @@ void vwc_qlock_release(void)
  */
 int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 {
-	char addr[20];
+	char addr[20], why[600];
 	int r;
 
 	snprintf(addr, sizeof(addr), "%s", d->addr);
+	/* a plain open since the check: the last moment to say no */
+	if (vwc_holds_recheck(h, why, sizeof(why))) {
+		vwc_holds_release(h);
+		vwc_err("%s: not unbinding: %s (since the check); the controller stays bound",
+			d->label, why);
+		return -EBUSY;
+	}
 	r = vwc_nvme_bind("unbind", addr);
 	vwc_holds_release(h);
 	if (r) {

@@ -291,6 +291,7 @@ static bool holder_of(const char *b, bool skip_lvm, char *why, size_t len)
 	return held;
 }
 
+/* vwc_blk_users(), LVM's holders left out with @skip_lvm */
 static int blk_users(const char *b, dev_t devt, bool skip_lvm, char *why,
 		     size_t len)
 {
@@ -358,29 +359,16 @@ static int ng_users(const char *ns, char *why, size_t len)
 }
 
 /*
- * One namespace and its partitions: the partitions first, then the disk,
- * which is opened O_EXCL and kept open until the unbind. The kernel
- * refuses that open while any partition is claimed (mounted, swap, a
- * holder), and while it is held nobody can claim the disk or a partition
- * (mount, swapon, LVM, md). Opening a partition O_EXCL here instead would
- * fail against our own handle on the disk.
+ * Users of namespace @ns (number @devt) and of its partitions that the
+ * kernel's exclusive claim does not show: 1 in use (@why), 0 none found.
  */
-static int ns_in_use(const char *ns, char *why, size_t len,
-		     struct vwc_holds *h, bool skip_lvm)
+static int ns_users(const char *ns, dev_t devt, bool skip_lvm, char *why,
+		    size_t len)
 {
-	char path[VWC_PATH_LEN], devnode[VWC_NAME_LEN + 8];
+	char path[VWC_PATH_LEN];
 	struct dirent *de;
-	struct stat st;
-	dev_t devt;
 	DIR *dir;
-	int fd;
 
-	devt = sys_devt("block", ns);
-	if (!devt) {
-		snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
-			 ns, strerror(errno));
-		return 1;
-	}
 	snprintf(path, sizeof(path), "/sys/class/block/%s", ns);
 	dir = opendir(path);
 	while (dir && (de = readdir(dir))) {
@@ -407,11 +395,34 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 	}
 	if (dir)
 		closedir(dir);
-	if (blk_users(ns, devt, skip_lvm, why, len) || ng_users(ns, why, len))
+	return blk_users(ns, devt, skip_lvm, why, len) ||
+	       ng_users(ns, why, len);
+}
+
+/*
+ * One namespace and its partitions: the partitions first, then the disk,
+ * which is opened O_EXCL and kept open until the unbind. The kernel
+ * refuses that open while any partition is claimed (mounted, swap, a
+ * holder), and while it is held nobody can claim the disk or a partition
+ * (mount, swapon, LVM, md). Opening a partition O_EXCL here instead would
+ * fail against our own handle on the disk.
+ */
+static int ns_in_use(const char *ns, char *why, size_t len,
+		     struct vwc_holds *h)
+{
+	char devnode[VWC_NAME_LEN + 8];
+	struct stat st;
+	dev_t devt;
+	int fd;
+
+	devt = sys_devt("block", ns);
+	if (!devt) {
+		snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
+			 ns, strerror(errno));
 		return 1;
-	/* LVM's holders claim the disk: no exclusive open to try */
-	if (skip_lvm)
-		return 0;
+	}
+	if (ns_users(ns, devt, false, why, len))
+		return 1;
 	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
@@ -436,24 +447,25 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 
 /* every namespace and partition of a controller: 1 in use (@why), 0 free */
 static int disks_in_use_once(char (*names)[VWC_NAME_LEN], int n, char *why,
-			      size_t len, struct vwc_holds *h, bool skip_lvm)
+			      size_t len, struct vwc_holds *h)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (ns_in_use(names[i], why, len, h, skip_lvm))
+		if (ns_in_use(names[i], why, len, h))
 			return 1;
 	return 0;
 }
 
-/* every check, waiting out udev's workers (up to 5 s) */
-static int disks_check(char (*names)[VWC_NAME_LEN], int n, char *why,
-		       size_t len, struct vwc_holds *h, bool skip_lvm)
+int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
+		     size_t len, struct vwc_holds *h)
 {
 	int t, r = 0;
 
+	h->names = names;
+	h->nr_names = n;
 	for (t = 0; t < 5000; t += 200) {
-		r = disks_in_use_once(names, n, why, len, h, skip_lvm);
+		r = disks_in_use_once(names, n, why, len, h);
 		if (!r || (!strstr(why, "(udev-worker)") &&
 			   !strstr(why, "(systemd-udevd)")))
 			return r;
@@ -463,16 +475,59 @@ static int disks_check(char (*names)[VWC_NAME_LEN], int n, char *why,
 	return r;
 }
 
-int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
-		     size_t len, struct vwc_holds *h)
+/* every check but the exclusive open, on each of @names */
+static int names_users(char (*names)[VWC_NAME_LEN], int n, bool skip_lvm,
+		       char *why, size_t len)
 {
-	return disks_check(names, n, why, len, h, false);
+	int i;
+
+	for (i = 0; i < n; i++) {
+		dev_t devt = sys_devt("block", names[i]);
+
+		if (!devt) {
+			snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
+				 names[i], strerror(errno));
+			return 1;
+		}
+		if (ns_users(names[i], devt, skip_lvm, why, len))
+			return 1;
+	}
+	return 0;
+}
+
+static int holds_recheck_once(const struct vwc_holds *h, char *why,
+			      size_t len)
+{
+	return names_users(h->names, h->nr_names, false, why, len);
+}
+
+int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)
+{
+	int t, r = 0;
+
+	/* a udev worker's look at a device ends by itself, as above */
+	for (t = 0; t < 2000; t += 100) {
+		r = holds_recheck_once(h, why, len);
+		if (!r || (!strstr(why, "(udev-worker)") &&
+			   !strstr(why, "(systemd-udevd)")))
+			return r;
+		usleep(100 * 1000);
+	}
+	return r;
 }
 
 int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
 			     size_t len)
 {
-	struct vwc_holds none = { .n = 0 };
+	int t, r = 0;
 
-	return disks_check(names, n, why, len, &none, true);
+	/* udev's workers, waited for as in vwc_disks_in_use() */
+	for (t = 0; t < 5000; t += 200) {
+		r = names_users(names, n, true, why, len);
+		if (!r || (!strstr(why, "(udev-worker)") &&
+			   !strstr(why, "(systemd-udevd)")))
+			return r;
+		usleep(200 * 1000);
+	}
+	return r;
 }

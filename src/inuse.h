@@ -113,11 +113,16 @@ int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len);
  * @fd:		descriptors
  * @n:		how many
  * @cap:	room in @fd
+ * @names:	the namespaces vwc_disks_in_use() found free (the caller's
+ *		array), for vwc_holds_recheck()
+ * @nr_names:	how many
  */
 struct vwc_holds {
 	int *fd;
 	int n;
 	int cap;
+	char (*names)[VWC_NAME_LEN];
+	int nr_names;
 };
 
 /**
@@ -143,6 +148,22 @@ void vwc_holds_release(struct vwc_holds *h);
  */
 int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 		     size_t len, struct vwc_holds *h);
+
+/**
+ * vwc_holds_recheck() - has anything started using the devices of @h since
+ *			 vwc_disks_in_use() found them free
+ * @h:		handles from vwc_disks_in_use()
+ * @why:	on 1, what uses which device
+ * @len:	size of @why
+ *
+ * The exclusive handles keep mounts, swap, LVM and md out, but the kernel
+ * has no way to refuse a plain open (dd, a backup tool, losetup, nvmet).
+ * Called right before the unbind, this narrows that window to the unbind
+ * itself: every check of vwc_disks_in_use() but the exclusive open again.
+ *
+ * Return: 1 in use (@why), 0 still free.
+ */
+int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len);
 
 /**
  * vwc_disks_in_use_but_lvm() - the same checks, LVM logical volumes aside

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Build the libFuzzer harnesses and run each one for a fixed time, one at a
-# time (nice 10), from the committed seeds (tests/fuzz/corpus/NAME) plus
-# what earlier runs found (BUILDDIR/corpus/NAME).
+# Build the libFuzzer harnesses and run each one for a fixed time, one per
+# core at a time (nice 10), from the committed seeds
+# (tests/fuzz/corpus/NAME) plus what earlier runs found
+# (BUILDDIR/corpus/NAME).
 # Usage: run.sh BUILDDIR [SECONDS]   (SECONDS per harness, default 20)
 # Prints one line per harness (executions, crashes) and
 # "fuzz: N passed, N failed": a harness fails on any crash, leak, timeout
@@ -21,24 +22,45 @@ if ! bash tests/fuzz/build.sh "$B/build"; then
 	exit 1
 fi
 mkdir -p "$B/artifacts"
-for src in tests/fuzz/fuzz-*.c; do
-	h=$(basename "$src" .c)
-	name=${h#fuzz-}
+# fuzz_one HARNESS: run it for T seconds; its verdict line goes to
+# $B/NAME.result ("ok ..." or "FAIL ...", then the crash lines)
+fuzz_one() {
+	local h=$1 name=${1#fuzz-} rc=0 execs crashes log
 	log=$B/$name.log
 	mkdir -p "$B/corpus/$name"
-	rc=0
 	nice -n 10 "$B/build/$h" -max_total_time="$T" -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
 		"$B/corpus/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	crashes=$(grep -cE '^==[0-9]+== ?ERROR|^SUMMARY: (Address|Undefined|Leak)|runtime error:' "$log" || true)
 	if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ] && [ -n "$execs" ]; then
+		echo "ok   $name: ${execs} executions in ${T} s, 0 crashes, corpus $(ls "$B/corpus/$name" | wc -l) + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds" >"$B/$name.result"
+	else
+		{
+			echo "FAIL $name: exit $rc, ${execs:-?} executions, $crashes reports (log $log)"
+			grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 5
+		} >"$B/$name.result"
+	fi
+}
+# libFuzzer runs one thread: one harness per core at a time, each for its
+# full T seconds
+names=()
+for src in tests/fuzz/fuzz-*.c; do
+	h=$(basename "$src" .c)
+	names+=("${h#fuzz-}")
+	rm -f "$B/${h#fuzz-}.result"
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+	fuzz_one "$h" &
+done
+wait
+for name in "${names[@]}"; do
+	if [ -s "$B/$name.result" ] && head -n 1 "$B/$name.result" | grep -q '^ok '; then
 		passed=$((passed + 1))
-		echo "fuzz: ok   $name: ${execs} executions in ${T} s, 0 crashes, corpus $(ls "$B/corpus/$name" | wc -l) + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds"
+		sed '1s/^/fuzz: /' "$B/$name.result"
 	else
 		failed=$((failed + 1))
-		echo "fuzz: FAIL $name: exit $rc, ${execs:-?} executions, $crashes reports (log $log)"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 5
+		[ -s "$B/$name.result" ] || echo "FAIL $name: no verdict" >"$B/$name.result"
+		sed '1s/^/fuzz: /' "$B/$name.result"
 	fi
 done
 echo "fuzz: $passed passed, $failed failed"

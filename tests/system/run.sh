@@ -6,10 +6,10 @@
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
 #   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
-#                          bookworm trixie trixie-nvmeroot
-#                          bookworm-nvmeroot-lvm; bookworm-nvmeroot and
-#                          trixie-nvmeroot-lvm run by name: the GPT layout
-#                          is proven by trixie, root on LVM by bookworm)
+#                          trixie-nvmeroot bookworm-nvmeroot-lvm bookworm
+#                          trixie; bookworm-nvmeroot and trixie-nvmeroot-lvm
+#                          run by name: the GPT layout is proven by trixie,
+#                          root on LVM by bookworm)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
@@ -43,7 +43,8 @@
 # see build-debs.sh --head), VWC_DEBS_OPTS (more options for build-debs.sh,
 # e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 900),
 # VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
-# VWC_CACHE_DIR.
+# VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
+# number of cores), VWC_CACHE_DIR.
 # Last line: "system: N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,7 +57,8 @@ OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
 TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 # shellcheck disable=SC2086 # word splitting intended
-[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-bookworm trixie trixie-nvmeroot bookworm-nvmeroot-lvm}
+# (the longest first: two workers take them in this order)
+[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm bookworm trixie}
 
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }
@@ -77,12 +79,13 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 mkdir -p "$OUT"
+# packages built by an earlier run are built again (see run_suite)
+rm -f "$OUT"/debs-*/.built
 from=()
 [ "${VWC_DEBS_FROM:-}" != head ] || from=(--head)
 # shellcheck disable=SC2206 # word splitting intended
 from+=(${VWC_DEBS_OPTS:-})
 
-declare -A built built_up
 # run_suite RELEASE [nvmeroot [lvm]]: build, image, boot; adds to the counts.
 run_suite() {
 	local suite=$1 variant=${2:-} lay=${3:-} t0 dir img work log rc status
@@ -93,18 +96,26 @@ run_suite() {
 	mkdir -p "$work"
 
 	t0=$(now)
-	if [ -n "${built[$suite]:-}" ]; then
+	# Variants run side by side (workers below): the packages of a
+	# release are built once, by the first variant that needs them, the
+	# others wait on the same lock.
+	local lk
+	exec {lk}>"$OUT/debs-$suite.lock"
+	flock "$lk"
+	if [ -e "$debs/.built" ]; then
 		log "$suite: packages already built in this run"
 	elif ! bash scripts/build-debs.sh "${from[@]}" "$suite" "$debs" >"$work/build-debs.log" 2>&1; then
+		flock -u "$lk"
 		tail -n 20 "$work/build-debs.log" >&2
 		broken "$suite" "build-debs.sh failed ($work/build-debs.log)"
 		return
 	fi
-	built[$suite]=1
+	touch "$debs/.built"
+	flock -u "$lk"
 	# The next version, for the upgrade check of the plain suite only;
 	# plugin.sh then checks the nvme-cli-vwc of that version.
-	if [ -z "$variant" ] && [ -z "${built_up[$suite]:-}" ]; then
-		built_up[$suite]=1
+	if [ -z "$variant" ]; then
+		rm -rf "$debs2"
 		if ! bash scripts/build-debs.sh "${from[@]}" --version 0.1.0+up1 "$suite" "$debs2" \
 			>"$work/build-debs-up.log" 2>&1; then
 			log "$suite: the next version did not build; the upgrade check is skipped"
@@ -222,15 +233,57 @@ run_suite() {
 	log "$name: QEMU ran $total s in all ($boot boots, power cycles between); multi-user.target reached ${b1:-?} ms, ${b2:-?} ms${b3:+, $b3 ms} after kernel start; logs in $work"
 }
 
-t_all=$(now)
-for s in "$@"; do
-	case $s in
-	bookworm | trixie) run_suite "$s" ;;
-	bookworm-nvmeroot | trixie-nvmeroot) run_suite "${s%-nvmeroot}" nvmeroot ;;
-	bookworm-nvmeroot-lvm | trixie-nvmeroot-lvm) run_suite "${s%-nvmeroot-lvm}" nvmeroot lvm ;;
-	*) broken "$s" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm)" ;;
+# run_named NAME: one variant by its name
+run_named() {
+	case $1 in
+	bookworm | trixie) run_suite "$1" ;;
+	bookworm-nvmeroot | trixie-nvmeroot) run_suite "${1%-nvmeroot}" nvmeroot ;;
+	bookworm-nvmeroot-lvm | trixie-nvmeroot-lvm) run_suite "${1%-nvmeroot-lvm}" nvmeroot lvm ;;
+	*) broken "$1" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm)" ;;
 	esac
+}
+
+# Workers: each guest is single-threaded TCG on one host core, so
+# VWC_SYSTEM_JOBS (default: the number of cores) variants run at once,
+# taken from the queue in the order given (put the longest first). A
+# variant's output is printed whole when it ends; its counts come back
+# in a file.
+jobs=${VWC_SYSTEM_JOBS:-$(nproc)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+queue=$OUT/.queue
+printf '%s\n' "$@" >"$queue"
+: >"$OUT/.counts"
+worker() {
+	local name lk
+	trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
+	exec {lk}>"$queue.lock"
+	while :; do
+		flock "$lk"
+		name=$(head -n 1 "$queue")
+		[ -z "$name" ] || sed -i 1d "$queue"
+		flock -u "$lk"
+		[ -n "$name" ] || break
+		log "$name: started (worker $1)"
+		passed=0 failed=0 skipped=0
+		run_named "$name" >"$OUT/.$name.out" 2>"$OUT/.$name.err"
+		flock "$lk"
+		cat "$OUT/.$name.err" >&2
+		cat "$OUT/.$name.out"
+		echo "$passed $failed $skipped" >>"$OUT/.counts"
+		flock -u "$lk"
+	done
+}
+t_all=$(now)
+wpids=()
+for ((w = 1; w <= jobs; w++)); do
+	worker "$w" &
+	wpids+=($!)
 done
+trap 'kill "${wpids[@]}" 2>/dev/null; pkill -P "$$" 2>/dev/null' EXIT
+wait "${wpids[@]}"
+while read -r p f k; do
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
+done <"$OUT/.counts"
 log "all suites: $(elapsed "$t_all") s"
 summary="system: $passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"

@@ -129,5 +129,22 @@ int main(void)
 		if (fd >= 0)
 			close(fd);
 	}
+	{
+		/* the last check before an unbind: what vwc_disks_in_use()
+		 * found free is looked at again; a device gone since then
+		 * (its number unreadable) is in use, never free */
+		char names[1][VWC_NAME_LEN] = { "nvme-vwc-test-gone" };
+		struct vwc_holds h = { .n = 0 };
+		char why[600] = "";
+
+		ok(vwc_holds_recheck(&h, why, sizeof(why)) == 0,
+		   "recheck: no devices, nothing in use");
+		h.names = names;
+		h.nr_names = 1;
+		ok(vwc_holds_recheck(&h, why, sizeof(why)) == 1,
+		   "recheck: a device whose number cannot be read counts as in use");
+		ok(strstr(why, "nvme-vwc-test-gone") != NULL,
+		   "recheck: the reason names the device");
+	}
 	return tap_done();
 }

@@ -19,6 +19,9 @@
 #         table does not list (a T700): the guest's init binds it through a
 #         dynamic ID with driver_data 0 (the class-wide entry's), then
 #         removes the ID (7.x: /sys/class/nvme/nvmeN/quirks reads "none").
+#         By default the last plain ctrl of every guest is "noquirks";
+#         "quirks" on a ctrl line, or "# vm: quirks", keeps the table's
+#         quirks on every controller (a case about QEMU's table entry).
 #   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [size=MiB] [whole]
 #         nvme-subsys S and N controllers nvK.. sharing namespace 1
 #         (multipath). QEMU wants one serial per subsystem: all get the serial
@@ -123,7 +126,12 @@ add_ctrl() {
 	size=$(kv size 64 "$@")
 	has intel "$@" && intel=,use-intel-id=on
 	c=$nctrl
-	! has noquirks "$@" || append="$append vwc.noquirks=VWC$c"
+	if has noquirks "$@"; then
+		append="$append vwc.noquirks=VWC$c"
+		nq_set=1
+	fi
+	has quirks "$@" && nq_set=1
+	[ -n "$intel" ] || last_plain=$c
 	nctrl=$((nctrl + 1))
 	args+=(-device "nvme,id=nv$c,serial=VWC$c$intel")
 	for ((j = 1; j <= nns; j++)); do
@@ -159,7 +167,7 @@ add_subsys() {
 		-device "nvme-ns,drive=d$s-1,bus=nv$((nctrl - 1)),nsid=1,shared=on,write-cache=$shared")
 }
 
-nrp=0
+nrp=0 nq_set='' last_plain=''
 while read -r line; do
 	case $line in
 	'# timeout:'*) [ -n "$timeout" ] || timeout=${line#'# timeout:'} ;;
@@ -187,12 +195,17 @@ while read -r line; do
 			;;
 		append) append="$append ${w[*]:1}" ;;
 		notracefs) append="$append vwc.notracefs" ;;
+		quirks) nq_set=1 ;;
 		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
 		esac
 		;;
 	esac
 done <"$case_file"
 timeout=$(echo "${timeout:-300}" | tr -d ' ')
+# Every guest has a controller the driver holds no quirks for, as a real
+# T700 is: the last plain "ctrl" (not "intel"), unless a ctrl line says
+# noquirks or quirks itself, or the case says "# vm: quirks".
+[ -n "$nq_set" ] || [ -z "$last_plain" ] || append="$append vwc.noquirks=VWC$last_plain"
 
 # Kernels with NVMe as a module come with an overlay archive of modules.
 if [ -s "$kdir/modules.cpio.gz" ]; then

@@ -1,7 +1,8 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2012 # lib.sh lives in the guest; ls of sysfs names
 # Kernel facts the project depends on; needs nothing from the project.
-# Controller VWC0 has its volatile write cache disabled (WCE=0), VWC1 enabled.
+# Controller VWC0 has its volatile write cache disabled (WCE=0), VWC1 enabled
+# (and, as every guest's last plain controller, no quirks from the driver).
 # vm: ctrl wc=off
 # vm: ctrl wc=on
 # kernels: 6.1 6.12 7.2
@@ -57,6 +58,13 @@ done
 
 info "ls /sys/class/nvme/$c0/: $(ls "/sys/class/nvme/$c0/" | tr '\n' ' ')"
 [ -e "/sys/class/nvme/$c0/quirks" ] && info "$c0 quirks: $(tr '\n' ' ' <"/sys/class/nvme/$c0/quirks")"
+# the test bed's default fixture: the last plain controller (VWC1) is one
+# the driver holds no quirks for (tests/vm/run-vm.sh)
+if [ -e "/sys/class/nvme/$c1/quirks" ]; then
+	check_eq "fixture: $c1 (last controller) holds no quirks" "$(cat "/sys/class/nvme/$c1/quirks")" none
+else
+	check_cmd "fixture: the kernel command line asks init for VWC1 without quirks" grep -q 'vwc.noquirks=VWC1' /proc/cmdline
+fi
 
 # Resets, rescans and Set Features: what happens to write_cache, which
 # uevents the kernel sends. Facts only (VWC-INFO).

@@ -9,8 +9,18 @@
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 info "controllers: $ctrls"
 for c in $ctrls; do info "$c WCE=$(get_wce "$c") paths: $(ls /sys/class/nvme/$c | grep n | tr '\n' ' ')"; done
-set -- $ctrls
-a=$1 b=$2
+# a: cntlid 0 (asked wc=off), b: cntlid 1 (wc=on, with a private namespace
+# that keeps it reporting WCE=1 below). Not by name: the two probes run
+# side by side and either can become nvme0 (seen on 6.12).
+a='' b=''
+for c in $ctrls; do
+	case $(cat "/sys/class/nvme/$c/cntlid") in
+	0) a=$c ;;
+	1) b=$c ;;
+	esac
+done
+[ -n "$a" ] && [ -n "$b" ] && pass "controllers by cntlid: $a (0), $b (1)" ||
+	fail "controllers by cntlid" "cntlid 0 '$a', cntlid 1 '$b' among $ctrls"
 # heads reached through hidden path nodes nvmeXcYnZ -> nvmeXnZ
 heads() { ls "/sys/class/nvme/$1" | sed -n 's/^nvme\([0-9]*\)c[0-9]*n\([0-9]*\)$/nvme\1n\2/p' | sort; }
 ns=$(heads "$a" | grep -x -F "$(heads "$b")" | head -n 1)

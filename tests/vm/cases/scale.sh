@@ -118,20 +118,29 @@ check_eq "scale: every toggle on the probe controller followed" "$7" 0
 # the 256-namespace controller, each toggle pair next to a plain loop of
 # 256 writes (the host's load changes over minutes; neighbours compare)
 : >/tmp/big.on; : >/tmp/big.off; : >/tmp/raw.wb; : >/tmp/raw.wt
+# Each toggle may take 30 s, or four times the kernel's own cost of the
+# 256 writes measured just before it if that is more: under a loaded TCG
+# host one write_cache write has cost 20 to 60 ms (256 writes 5 to 17 s),
+# and the check is that every toggle is followed, not how fast.
 to=0 i=0
 while [ "$i" -lt 5 ]; do
-	raw "write back" >>/tmp/raw.wb
-	raw "write through" >>/tmp/raw.wt
-	m=$(timed "$big" "$bns" back 1 30000)
+	rb=$(raw "write back")
+	rt=$(raw "write through")
+	echo "$rb" >>/tmp/raw.wb
+	echo "$rt" >>/tmp/raw.wt
+	lim=$((rb * 4))
+	[ "$lim" -ge $((rt * 4)) ] || lim=$((rt * 4))
+	[ "$lim" -ge 30000 ] || lim=30000
+	m=$(timed "$big" "$bns" back 1 "$lim")
 	case $m in timeout | stale) to=$((to + 1)) ;; *) echo "$m" >>/tmp/big.on ;; esac
-	m=$(timed "$big" "$bns" through 0 30000)
+	m=$(timed "$big" "$bns" through 0 "$lim")
 	case $m in timeout | stale) to=$((to + 1)) ;; *) echo "$m" >>/tmp/big.off ;; esac
 	i=$((i + 1))
 done
 set -- $(pcts /tmp/big.on) $(pcts /tmp/big.off) "$to"
 big_on=$1
 say "$big (256 namespaces; time to its last, $bns)" "$@" 5
-check_eq "scale: every toggle on a 256-namespace controller followed (30 s)" "$7" 0
+check_eq "scale: every toggle on a 256-namespace controller followed (30 s, or 4x the kernel's own 256 writes)" "$7" 0
 set -- $(pcts /tmp/raw.wb) $(pcts /tmp/raw.wt)
 raw_wb=$1
 info "scale: the kernel's own cost alongside: 256 plain write_cache writes to write back p50 $1 ms (max $3), to write through p50 $4 ms (max $6)"

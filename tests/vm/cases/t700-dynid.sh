@@ -3,6 +3,7 @@
 # vm: ctrl wc=on intel whole
 # vm: rootport
 # vm: spare
+# vm: quirks
 # kernels: 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
 # timeout: 400
 #

@@ -1,5 +1,6 @@
 #!/bin/sh
 # vm: ctrl wc=off size=128
+# vm: quirks
 # kernels: 7.2-generic
 #
 # Seed 003 (Crucial T700/T705 slow Write Zeroes) on sid's modular kernel:
