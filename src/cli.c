@@ -39,6 +39,7 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "keep-restored", no_argument, NULL, 'K' },
+		{ "deactivate-lvm", no_argument, NULL, 'L' },
 		{ "textfile", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -98,6 +99,9 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 			break;
 		case 'K':
 			o->keep_restored = true;
+			break;
+		case 'L':
+			o->deactivate_lvm = true;
 			break;
 		case 'T':
 			if (optarg[0] != '/' ||

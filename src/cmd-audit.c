@@ -103,7 +103,7 @@ int cmd_quirks(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "quirks"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s quirks [<device>|<pci-address>...] [--dry-run] [--quiet] [--keep-restored]\n\n"
+		printf("Usage: %s quirks [<device>|<pci-address>...] [--dry-run] [--quiet] [--keep-restored] [--deactivate-lvm]\n\n"
 		       "For controllers the hwdb quirk database lists (Crucial T700/T705:\n"
 		       "disable_write_zeroes) whose Write Zeroes is still enabled: add a PCI dynamic\n"
 		       "ID on the nvme driver whose driver_data is the quirks the kernel gives the\n"
@@ -112,7 +112,10 @@ int cmd_quirks(int argc, char **argv)
 		       "Also write_zeroes_unmap_max_bytes to 0 where the kernel has it, and a\n"
 		       "modprobe.d snippet where nvme is a module with a quirks parameter.\n"
 		       "'restore' undoes it. A PCI address (udev's add event) is handled alone.\n"
-		       "--keep-restored (implied under udev): leave alone what restore handed back.\n",
+		       "--keep-restored (implied under udev): leave alone what restore handed back.\n"
+		       "--deactivate-lvm (the initramfs scripts): a drive held only by LVM logical\n"
+		       "volumes that are not mounted, swap or open: deactivate them for the rebind,\n"
+		       "then activate exactly those again.\n",
 		       vwc_prog);
 		return 0;
 	}
@@ -122,6 +125,7 @@ int cmd_quirks(int argc, char **argv)
 	qo.quiet = o.quiet;
 	qo.automatic = o.keep_restored ||
 		       (getenv("ACTION") && getenv("SEQNUM"));
+	qo.deactivate_lvm = o.deactivate_lvm;
 	qo.cfg = &cfg;
 	qo.resync = quirks_resync;
 	/* PCI addresses (udev's pci add event) go apart from device names */

@@ -23,6 +23,7 @@ struct vwc_opts {
 	bool all;
 	bool dry_run;
 	bool keep_restored;	/* leave what restore handed back (udev) */
+	bool deactivate_lvm;	/* quirks: idle LVM down for the rebind */
 	bool quiet;
 	bool help;
 	int verbose;

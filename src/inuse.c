@@ -250,7 +250,7 @@ static dev_t sys_devt(const char *cls, const char *b)
 }
 
 /* what holds block device @b through holders/: "LVM logical volume vg-lv (dm-0)" */
-static bool holder_of(const char *b, char *why, size_t len)
+static bool holder_of(const char *b, bool skip_lvm, char *why, size_t len)
 {
 	char path[VWC_PATH_LEN];
 	struct dirent *de;
@@ -264,11 +264,13 @@ static bool holder_of(const char *b, char *why, size_t len)
 
 		if (de->d_name[0] == '.')
 			continue;
-		held = true;
 		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/name", de->d_name);
 		vwc_read_line(p, name, sizeof(name));
 		snprintf(p, sizeof(p), "/sys/class/block/%s/dm/uuid", de->d_name);
 		vwc_read_line(p, uuid, sizeof(uuid));
+		if (skip_lvm && !strncmp(uuid, "LVM-", 4))
+			continue;
+		held = true;
 		if (!strncmp(uuid, "LVM-", 4))
 			snprintf(why, len, "%s is an LVM physical volume in use by logical volume %s (%s)",
 				 b, name, de->d_name);
@@ -289,13 +291,9 @@ static bool holder_of(const char *b, char *why, size_t len)
 	return held;
 }
 
-/*
- * Users of block device @b (a namespace or a partition) the kernel does not
- * show as an exclusive claim on the whole disk: mounts and swap, holders,
- * loop devices and nvmet exports over it, processes with it open (through
- * any node). 1 in use (@why), 0 none found.
- */
-static int blk_users(const char *b, dev_t devt, char *why, size_t len)
+/* vwc_blk_users(), LVM's holders left out with @skip_lvm */
+static int blk_users(const char *b, dev_t devt, bool skip_lvm, char *why,
+		     size_t len)
 {
 	char devnode[VWC_NAME_LEN + 8], where[600], comm[64], node[300];
 	int pid, r;
@@ -310,7 +308,7 @@ static int blk_users(const char *b, dev_t devt, char *why, size_t len)
 				 b, strerror(-r));
 		return 1;
 	}
-	if (holder_of(b, why, len))
+	if (holder_of(b, skip_lvm, why, len))
 		return 1;
 	if (vwc_loop_backed_by("/sys/block", S_IFBLK, devt, where,
 			       sizeof(where))) {
@@ -331,6 +329,11 @@ static int blk_users(const char *b, dev_t devt, char *why, size_t len)
 		return 1;
 	}
 	return 0;
+}
+
+int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len)
+{
+	return blk_users(b, devt, false, why, len);
 }
 
 /* a namespace's generic character device (ngXnY): open by a process? */
@@ -359,7 +362,8 @@ static int ng_users(const char *ns, char *why, size_t len)
  * Users of namespace @ns (number @devt) and of its partitions that the
  * kernel's exclusive claim does not show: 1 in use (@why), 0 none found.
  */
-static int ns_users(const char *ns, dev_t devt, char *why, size_t len)
+static int ns_users(const char *ns, dev_t devt, bool skip_lvm, char *why,
+		    size_t len)
 {
 	char path[VWC_PATH_LEN];
 	struct dirent *de;
@@ -384,14 +388,15 @@ static int ns_users(const char *ns, dev_t devt, char *why, size_t len)
 			closedir(dir);
 			return 1;
 		}
-		if (blk_users(de->d_name, pdevt, why, len)) {
+		if (blk_users(de->d_name, pdevt, skip_lvm, why, len)) {
 			closedir(dir);
 			return 1;
 		}
 	}
 	if (dir)
 		closedir(dir);
-	return blk_users(ns, devt, why, len) || ng_users(ns, why, len);
+	return blk_users(ns, devt, skip_lvm, why, len) ||
+	       ng_users(ns, why, len);
 }
 
 /*
@@ -416,7 +421,7 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 			 ns, strerror(errno));
 		return 1;
 	}
-	if (ns_users(ns, devt, why, len))
+	if (ns_users(ns, devt, false, why, len))
 		return 1;
 	snprintf(devnode, sizeof(devnode), "/dev/%s", ns);
 	fd = open(devnode, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
@@ -470,23 +475,30 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 	return r;
 }
 
-static int holds_recheck_once(const struct vwc_holds *h, char *why,
-			      size_t len)
+/* every check but the exclusive open, on each of @names */
+static int names_users(char (*names)[VWC_NAME_LEN], int n, bool skip_lvm,
+		       char *why, size_t len)
 {
 	int i;
 
-	for (i = 0; i < h->nr_names; i++) {
-		dev_t devt = sys_devt("block", h->names[i]);
+	for (i = 0; i < n; i++) {
+		dev_t devt = sys_devt("block", names[i]);
 
 		if (!devt) {
 			snprintf(why, len, "cannot read /sys/class/block/%s/dev: %s",
-				 h->names[i], strerror(errno));
+				 names[i], strerror(errno));
 			return 1;
 		}
-		if (ns_users(h->names[i], devt, why, len))
+		if (ns_users(names[i], devt, skip_lvm, why, len))
 			return 1;
 	}
 	return 0;
+}
+
+static int holds_recheck_once(const struct vwc_holds *h, char *why,
+			      size_t len)
+{
+	return names_users(h->names, h->nr_names, false, why, len);
 }
 
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)
@@ -500,6 +512,22 @@ int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)
 			   !strstr(why, "(systemd-udevd)")))
 			return r;
 		usleep(100 * 1000);
+	}
+	return r;
+}
+
+int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
+			     size_t len)
+{
+	int t, r = 0;
+
+	/* udev's workers, waited for as in vwc_disks_in_use() */
+	for (t = 0; t < 5000; t += 200) {
+		r = names_users(names, n, true, why, len);
+		if (!r || (!strstr(why, "(udev-worker)") &&
+			   !strstr(why, "(systemd-udevd)")))
+			return r;
+		usleep(200 * 1000);
 	}
 	return r;
 }

@@ -92,6 +92,23 @@ int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
 		      char *subsys, size_t len);
 
 /**
+ * vwc_blk_users() - users of a block device the kernel does not show as an
+ *		     exclusive claim on the whole disk
+ * @b:		kernel name ("nvme0n1p2", "dm-1")
+ * @devt:	its device number
+ * @why:	on 1, who: "nvme0n1p2 is mounted on /srv (ext4)", "... is in use
+ *		as swap", "... backs /dev/loop3", "... is exported by nvmet
+ *		subsystem X", "process 1234 (postgres) holds ...", a holder
+ * @len:	size of @why
+ *
+ * Mounts and swap (libmount), holders, loop devices and nvmet exports over
+ * it, processes with it open (through any node).
+ *
+ * Return: 1 in use (@why), 0 none found.
+ */
+int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len);
+
+/**
  * struct vwc_holds - open handles kept on free block devices
  * @fd:		descriptors
  * @n:		how many
@@ -147,5 +164,23 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
  * Return: 1 in use (@why), 0 still free.
  */
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len);
+
+/**
+ * vwc_disks_in_use_but_lvm() - the same checks, LVM logical volumes aside
+ * @names:	block device names ("nvme0n1")
+ * @n:		how many
+ * @why:	on 1, what uses which device
+ * @len:	size of @why
+ *
+ * For a drive whose LVM logical volumes are to be deactivated: any other
+ * user (a mounted partition beside the PV, swap, a process, a loop device,
+ * another holder) is found before anything is deactivated. No exclusive
+ * open is tried (LVM's holders claim the disk) and no handle kept: call
+ * vwc_disks_in_use() once they are down.
+ *
+ * Return: 1 in use (@why), 0 free but for LVM's holders.
+ */
+int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
+			     size_t len);
 
 #endif

@@ -17,6 +17,7 @@
 #include "inuse.h"
 #include "kmod-table.h"
 #include "log.h"
+#include "lvm.h"
 #include "quirk-db.h"
 #include "quirks.h"
 #include "topo.h"
@@ -189,15 +190,49 @@ static void resync_pending(const struct vwc_quirks_opts *qo)
 	qo->resync(qo, pending_resync, n);
 }
 
+/*
+ * --deactivate-lvm (the initramfs): namespaces held only by LVM logical
+ * volumes that nothing uses are freed by deactivating those (@lvs, to
+ * activate again after the rebind). 0 when they are free now (@h holds
+ * them); 1 in use (@why), every logical volume as it was.
+ */
+static int free_from_lvm(struct vwc_nslist *l,
+			 const struct vwc_quirks_opts *qo,
+			 struct vwc_lvm_set *lvs, char *why, size_t len,
+			 struct vwc_holds *h)
+{
+	static struct vwc_lvm_set probe;
+	char other[800];
+
+	probe.n = 0;
+	if (!qo->deactivate_lvm || qo->dry_run ||
+	    vwc_lvm_collect("/sys/class/block", l->name, l->n, &probe, other,
+			    sizeof(other)) <= 0)
+		return 1;	/* not LVM alone: the first reason stands */
+	/* anything else on the drive, before a logical volume goes down */
+	if (vwc_disks_in_use_but_lvm(l->name, l->n, why, len))
+		return 1;
+	if (vwc_lvm_deactivate(l->name, l->n, lvs, why, len))
+		return 1;
+	if (!vwc_disks_in_use(l->name, l->n, why, len, h))
+		return 0;
+	vwc_holds_release(h);
+	vwc_lvm_activate(lvs);
+	return 1;
+}
+
 /* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
 static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 {
 	char why[800], kq[512], before[512], after[512];
 	struct vwc_holds h = { .n = 0 };
+	static struct vwc_lvm_set lvs;
 	unsigned long val = 0;
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
 	bool already;
-	int r, wz;
+	int r, wz, busy, lvm_r = 0;
+
+	lvs.n = 0;
 
 	if (qo->automatic && vwc_dynid_held_back(d->addr)) {
 		out(qo, "  %s: handed back by 'restore' in this boot; left alone until the next boot or an explicit quirks run\n",
@@ -274,8 +309,12 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			d->label, why);
 		return r;
 	}
-	if (vwc_pcidev_override(d, why, sizeof(why)) ||
-	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
+	busy = vwc_pcidev_override(d, why, sizeof(why));
+	if (!busy && vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
+		vwc_holds_release(&h);
+		busy = free_from_lvm(&l, qo, &lvs, why, sizeof(why), &h);
+	}
+	if (busy) {
 		vwc_holds_release(&h);
 		vwc_err("%s: not rebinding to disable Write Zeroes: %s; nothing changed",
 			d->label, why);
@@ -291,6 +330,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	r = vwc_dynid_add(d, val);
 	if (r) {
 		vwc_holds_release(&h);
+		vwc_lvm_activate(&lvs);
 		return r;
 	}
 	r = vwc_pcidev_rebind(d, &h, l.n);
@@ -301,8 +341,11 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		if (!vwc_nvme_bind_retry(d->addr, d->label))
 			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
 				d->label);
+		vwc_lvm_activate(&lvs);
 		return r;
 	}
+	/* what was deactivated for the rebind, on the re-created namespaces */
+	lvm_r = vwc_lvm_activate(&lvs);
 verify:
 	vwc_ctrl_namespaces(d->ctrl, &l);
 	vwc_wz_summary(&l, after, sizeof(after));
@@ -316,14 +359,14 @@ verify:
 	if (wz < 0 && r) {
 		out(qo, "  %s: bound with the dynamic ID; no namespace to verify yet\n",
 		    d->label);
-		return 0;
+		return lvm_r;
 	}
 	out(qo, "  %s: Write Zeroes disabled; write_zeroes_max_bytes: %s (was %s)%s%s\n",
 	    d->label, after, before,
 	    r ? "" : "; kernel quirks: ", r ? "" : kq);
 	if (d->ctrl[0])
 		resync_later(d->ctrl);
-	return 0;
+	return lvm_r;
 }
 
 int vwc_quirks_apply_pci(struct udev *udev, const char *addr,

@@ -30,6 +30,9 @@ struct vwc_config;
  * @quiet:		print only errors
  * @automatic:		run by udev (or with --keep-restored): leave alone
  *			what restore handed back in this boot
+ * @deactivate_lvm:	(the initramfs) a drive held only by LVM logical
+ *			volumes that nothing uses: deactivate them for the
+ *			rebind, activate exactly those again after (lvm.h)
  * @cfg:		configuration for the write-cache policy applied
  *			again to re-created namespaces (may be NULL)
  * @resync:		called after the lock is released with the
@@ -40,6 +43,7 @@ struct vwc_quirks_opts {
 	bool dry_run;
 	bool quiet;
 	bool automatic;
+	bool deactivate_lvm;
 	const struct vwc_config *cfg;
 	void (*resync)(const struct vwc_quirks_opts *qo,
 		       char (*ctrls)[VWC_NAME_LEN], int n);

@@ -6,16 +6,19 @@
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
 #   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
-#                          trixie-nvmeroot bookworm-nvmeroot bookworm trixie;
-#                          SUITE-nvmeroot-lvm runs by name only: root on
-#                          LVM, which the initramfs cannot handle yet, see
-#                          the README)
+#                          trixie-nvmeroot bookworm-nvmeroot-lvm bookworm
+#                          trixie; bookworm-nvmeroot and trixie-nvmeroot-lvm
+#                          run by name: the GPT layout is proven by trixie,
+#                          root on LVM by bookworm)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
 # off (serial VWCROOT), laid out as Debian's installer does it (mkimage.sh:
-# trixie GPT with an EFI system partition, ext4 root and swap; bookworm the
-# same with /boot and root and swap on LVM; the kernel and initramfs are
+# SUITE-nvmeroot GPT with an EFI system partition, ext4 root and swap;
+# SUITE-nvmeroot-lvm the same with /boot and root and swap on LVM, which
+# lvm2's udev rule activates in the initramfs before our script: it
+# deactivates and activates them again around its rebind; the kernel and
+# initramfs are
 # given to QEMU with -kernel and -initrd, root= as the installer's boot
 # loader would pass it: no UEFI firmware, no boot loader), beside the same
 # two drives, and runs the layout checks, the boot,
@@ -58,7 +61,7 @@ TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 # shellcheck disable=SC2086 # word splitting intended
 # (the longest first: two workers take them in this order)
-[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot bookworm trixie}
+[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm bookworm trixie}
 
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }

@@ -352,6 +352,17 @@ if [ "$MODE" = nvmeroot ]; then
 			"$(echo "$why" | sed 's/^\[[^]]*\] *//' | head -n 4 | tr '\n' ' ')"
 	fi
 	check "boot: root controller rebound in the initramfs (probed twice)" test "$probes" -ge 2
+	if [ "$LAYOUT" = lvm ]; then
+		# lvm2's udev rule activated the VG first: the script took
+		# root and swap down for the rebind and brought exactly them back
+		vg=vwc-${VERSION_CODENAME}-vg
+		for lv in root swap_1; do
+			check_eq "boot: the initramfs deactivated $vg/$lv for the rebind and activated it again" \
+				"$(grep -c "initramfs: deactivating logical volume $vg/$lv " "$OUT/kernel-2.txt")/$(grep -c "initramfs: logical volume $vg/$lv active again" "$OUT/kernel-2.txt")" 1/1
+		done
+		check_eq "boot: no logical volume left to the script's last line" \
+			"$(grep -Ec 'activated again by the script|left inactive' "$OUT/kernel-2.txt")" 0
+	fi
 	# monotonic seconds of the first line matching $1 in the kernel log
 	klog_t() { grep -m1 "$1" "$OUT/kernel-2.txt" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'; }
 	t_wz=$(klog_t "nvme-vwc-sync.*initramfs: $cr (.*Write Zeroes disabled")

@@ -164,6 +164,26 @@ if [ -x /usr/sbin/lvm ] && [ -e /sys/module/dm_mod ] &&
 	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
 	check_eq "LVM PV: exit 1" "$rc" 1
 	grep -q "$ns is an LVM physical volume in use by logical volume t700vg-t700lv" /tmp/q.out && pass "LVM PV: message names the logical volume" || fail "LVM message" "$(cat /tmp/q.out)"
+	# --deactivate-lvm (the initramfs's way): a logical volume in use
+	# still refuses, by name, and stays active
+	lvd=/dev/mapper/t700vg-t700lv
+	lvk=
+	for d in /sys/block/dm-*; do
+		[ "$(cat "$d/dm/name" 2>/dev/null)" = t700vg-t700lv ] && lvk=${d##*/}
+	done
+	mkswap "$lvd" >/dev/null 2>&1 && swapon "$lvd"
+	$tool quirks --deactivate-lvm "$lst" >/tmp/q.out 2>&1; rc=$?
+	swapoff "$lvd"
+	check_eq "LVM PV, --deactivate-lvm, swap on the LV: exit 1" "$rc" 1
+	grep -q "logical volume t700vg/t700lv: $lvk is in use as swap" /tmp/q.out && pass "LVM PV, --deactivate-lvm: swap LV named" || fail "swap LV message" "$(cat /tmp/q.out)"
+	sleep 60 <"$lvd" &
+	sp=$!
+	sleep 0.3
+	$tool quirks --deactivate-lvm "$lst" >/tmp/q.out 2>&1; rc=$?
+	kill $sp; wait $sp 2>/dev/null
+	check_eq "LVM PV, --deactivate-lvm, LV open by a process: exit 1" "$rc" 1
+	grep -q "logical volume t700vg/t700lv: process $sp (sleep) holds $lvk" /tmp/q.out && pass "LVM PV, --deactivate-lvm: the LV's opener named" || fail "open LV message" "$(cat /tmp/q.out)"
+	check_cmd "LVM PV, --deactivate-lvm refused: the LV still active" test -n "$lvk" -a -e "/sys/block/$lvk/dm"
 	$LVM vgchange -an t700vg >/dev/null 2>&1
 	$LVM vgremove -ff -y t700vg >/dev/null 2>&1
 	$LVM pvremove -ff -y "/dev/$ns" >/dev/null 2>&1
