@@ -132,6 +132,7 @@ for f in /usr/sbin/nvme-vwc-sync "$udevdir/rules.d/71-nvme-vwc-sync.rules" \
 	"$udevdir/hwdb.d/61-nvme-vwc-sync.hwdb" "$unitdir/nvme-vwc-sync.service" \
 	/usr/lib/dracut/modules.d/98nvme-vwc-sync/module-setup.sh \
 	/usr/lib/dracut/modules.d/98nvme-vwc-sync/nvme-vwc-sync-quirks.sh \
+	/usr/lib/dracut/modules.d/98nvme-vwc-sync/nvme-vwc-sync-premount.sh \
 	/usr/share/man/man8/nvme-vwc-sync.8 /usr/share/man/man5/nvme-vwc-sync.conf.5 \
 	/usr/share/bash-completion/completions/nvme-vwc-sync; do
 	grep -qx "$f\(\.gz\|\.bz2\|\.xz\)\{0,1\}" <<<"$list" || miss+=("$f")

@@ -5,7 +5,9 @@
 #
 #   mkimage.sh SUITE [FLAVOUR [LAYOUT]]
 #       SUITE    bookworm = Debian 12, trixie = Debian 13
-#       FLAVOUR  cloud (default) or generic
+#       FLAVOUR  cloud (default), generic, or dracut (the generic kernel
+#                with dracut, Debian 13's, as the initramfs generator in
+#                place of initramfs-tools)
 #       LAYOUT   whole (default): root.raw is a bare ext4 file system
 #                (label root, no partition table);
 #                gpt: a disk as Debian's installer lays it out with "guided -
@@ -19,7 +21,8 @@
 #
 # mmdebstrap (minbase) with the suite's own kernel (cloud: NVMe built in;
 # generic: NVMe a module, loaded from the initramfs, for root on NVMe),
-# initramfs-tools,
+# initramfs-tools (dracut: dracut, its initramfs made with --no-hostonly,
+# as Debian's kernel hook makes it; no host-only guess in a chroot),
 # systemd as PID 1, systemd-udevd, journald, nvme-cli and e2fsprogs, from the
 # system's Debian sources (derived as scripts/chroot.sh does; no host name is
 # written anywhere). The image holds no package of this project: the tests
@@ -30,7 +33,7 @@
 # To keep TCG boots short: the first-boot update services are done at build
 # time (systemd-update-done), and update-initramfs is off in the image (the
 # tests boot the initramfs made here, copied out; regenerating it on every
-# udev trigger costs minutes under TCG).
+# udev trigger costs minutes under TCG; dracut has no such switch).
 #
 # The partitioned layouts hold no boot loader: the tests boot the kernel and
 # initramfs copied out here with QEMU's -kernel and -initrd (no UEFI
@@ -55,7 +58,7 @@ set -euo pipefail
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 SYS_SOURCES=${VWC_SYS_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-suite=${1:?usage: mkimage.sh SUITE [cloud|generic [whole|gpt|lvm]]}
+suite=${1:?usage: mkimage.sh SUITE [cloud|generic|dracut [whole|gpt|lvm]]}
 flavour=${2:-cloud}
 layout=${3:-whole}
 case $suite in
@@ -65,8 +68,11 @@ esac
 case $flavour in
 cloud) kernel=linux-image-cloud-amd64 name=$suite ;;
 generic) kernel=linux-image-amd64 name=$suite-generic ;;
-*) echo "mkimage: unknown flavour '$flavour' (cloud, generic)" >&2; exit 2 ;;
+dracut) kernel=linux-image-amd64 name=$suite-dracut ;;
+*) echo "mkimage: unknown flavour '$flavour' (cloud, generic, dracut)" >&2; exit 2 ;;
 esac
+initgen=initramfs-tools
+[ "$flavour" != dracut ] || initgen=dracut
 case $layout in
 whole) ;;
 gpt | lvm) name=$name-$layout ;;
@@ -76,7 +82,7 @@ esac
 log() { echo "mkimage: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-PKGS=(systemd-sysv udev kmod initramfs-tools "$kernel"
+PKGS=(systemd-sysv udev kmod "$initgen" "$kernel"
 	nvme-cli e2fsprogs mount procps util-linux
 	# what nvme-vwc-sync depends on, so that apt-get install ./x.deb
 	# works without a network
@@ -273,13 +279,18 @@ EOF
 	;;
 esac
 hooks=()
-if [ "$layout" != whole ]; then
+if [ "$initgen" = dracut ]; then
+	# dracut: the initramfs again, once everything is installed, generic
+	# (--no-hostonly: nothing of the build host's devices); no resume
+	# device (dracut takes it from resume= on the command line)
+	hooks=(--customize-hook='for v in "$1"/lib/modules/*; do chroot "$1" dracut -q --force --no-hostonly "/boot/initrd.img-${v##*/}" "${v##*/}"; done')
+elif [ "$layout" != whole ]; then
 	# the initramfs again, now that fstab and the resume device are
 	# known (the kernel's was made before them)
 	hooks=(--customize-hook="copy-in $tmp/resume /etc/initramfs-tools/conf.d"
-		--customize-hook='mkdir -p "$1/boot/efi"'
 		--customize-hook='for v in "$1"/lib/modules/*; do chroot "$1" mkinitramfs -o "/boot/initrd.img-${v##*/}" "${v##*/}"; done')
 fi
+[ "$layout" = whole ] || hooks+=(--customize-hook='mkdir -p "$1/boot/efi"')
 
 t0=$SECONDS
 log "$name: mmdebstrap (${#PKGS[@]} packages)"
@@ -297,7 +308,7 @@ mmdebstrap --variant=minbase --mode=root --format=directory \
 	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service apt-daily.timer apt-daily-upgrade.timer unattended-upgrades.service e2scrub_all.timer e2scrub_reap.service fstrim.timer systemd-timesyncd.service' \
 	--customize-hook='chroot "$1" passwd -d root' \
 	--customize-hook='rm -f "$1"/etc/apt/sources.list.d/*' \
-	--customize-hook='sed -i "s/^update_initramfs=.*/update_initramfs=no/" "$1/etc/initramfs-tools/update-initramfs.conf"' \
+	--customize-hook='[ ! -f "$1/etc/initramfs-tools/update-initramfs.conf" ] || sed -i "s/^update_initramfs=.*/update_initramfs=no/" "$1/etc/initramfs-tools/update-initramfs.conf"' \
 	--customize-hook='[ ! -x "$1/usr/lib/systemd/systemd-update-done" ] || chroot "$1" /usr/lib/systemd/systemd-update-done' \
 	"$suite" "$tmp/root" "$tmp/sources" >"$tmp/build.log" 2>&1 ||
 	{ tail -n 30 "$tmp/build.log" >&2; die "$name: mmdebstrap failed"; }

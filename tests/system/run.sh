@@ -89,11 +89,12 @@ from=()
 # shellcheck disable=SC2206 # word splitting intended
 from+=(${VWC_DEBS_OPTS:-})
 
-# run_suite RELEASE [nvmeroot [lvm]]: build, image, boot; adds to the counts.
+# run_suite RELEASE [nvmeroot [lvm|"" [dracut]]]: build, image, boot; adds to
+# the counts.
 run_suite() {
-	local suite=$1 variant=${2:-} lay=${3:-} t0 dir img work log rc status
+	local suite=$1 variant=${2:-} lay=${3:-} gen=${4:-} t0 dir img work log rc status
 	local debs=$OUT/debs-$suite debs2=$OUT/debs-$suite-up name=$suite
-	[ -z "$variant" ] || name=$suite-$variant${lay:+-$lay}
+	[ -z "$variant" ] || name=$suite-$variant${lay:+-$lay}${gen:+-$gen}
 	work=$OUT/$name
 	rm -rf "$work"
 	mkdir -p "$work"
@@ -132,7 +133,7 @@ run_suite() {
 	# nvmeroot: as the installer lays a disk out (GPT, ESP, root, swap);
 	# nvmeroot-lvm: GPT, ESP, /boot, LVM with root and swap
 	local flavour=cloud layout=whole
-	[ "$variant" != nvmeroot ] || flavour=generic layout=${lay:-gpt}
+	[ "$variant" != nvmeroot ] || flavour=${gen:-generic} layout=${lay:-gpt}
 	if ! dir=$(bash tests/system/mkimage.sh "$suite" "$flavour" "$layout" 2>"$work/mkimage.log"); then
 		cat "$work/mkimage.log" >&2
 		broken "$name" "mkimage.sh failed"
@@ -166,6 +167,7 @@ run_suite() {
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
 	echo "$layout" >"$work/vwc/layout"
+	echo "${gen:-initramfs-tools}" >"$work/vwc/initramfs"
 	cp "$debs"/nvme-vwc-sync_*.deb "$debs"/nvme-cli-vwc_*.deb "$work/vwc/debs/v1/" 2>/dev/null
 	if [ -d "$debs2" ] && [ -z "$variant" ]; then
 		mkdir -p "$work/vwc/debs/v2"
@@ -256,7 +258,8 @@ run_named() {
 	bookworm | trixie) run_suite "$1" ;;
 	bookworm-nvmeroot | trixie-nvmeroot) run_suite "${1%-nvmeroot}" nvmeroot ;;
 	bookworm-nvmeroot-lvm | trixie-nvmeroot-lvm) run_suite "${1%-nvmeroot-lvm}" nvmeroot lvm ;;
-	*) broken "$1" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm)" ;;
+	trixie-nvmeroot-dracut) run_suite trixie nvmeroot '' dracut ;;
+	*) broken "$1" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm, trixie-nvmeroot-dracut)" ;;
 	esac
 }
 

@@ -46,7 +46,10 @@ SUITE=${VERSION_CODENAME:-unknown}
 phase=$(cat /vwc/state 2>/dev/null || echo 1)
 MODE=$(cat /vwc/mode 2>/dev/null || echo full) # full | nvmeroot
 LAYOUT=$(cat /vwc/layout 2>/dev/null || echo whole) # whole | gpt | lvm
+GEN=$(cat /vwc/initramfs 2>/dev/null || echo initramfs-tools) # | dracut
+[ "$GEN" != dracut ] || LSINITRD=lsinitrd
 [ "$MODE" = full ] || SUITE=$SUITE-$MODE
+[ "$GEN" != dracut ] || SUITE=$SUITE-dracut
 exec > >(tee -a "$OUT/console-$phase.log") 2>&1
 
 # The checks shared with the busybox guests (tests/lib/guest.sh): pass
@@ -93,9 +96,32 @@ save_initrd() {
 # list_initrd: the current initramfs's file list (slow under TCG: once);
 # in_initrd RE: how many of its paths match RE
 list_initrd() {
-	lsinitramfs "/boot/initrd.img-$(uname -r)" >"$OUT/initrd-list-$phase.txt" 2>&1
-	check "boot $phase: lsinitramfs lists the current initramfs (it holds nvme.ko)" \
+	if [ "$GEN" = dracut ]; then
+		# the listing's paths only (not its header of dracut modules)
+		lsinitrd "/boot/initrd.img-$(uname -r)" >"$OUT/lsinitrd-$phase.txt" 2>&1
+		awk 'NF >= 9 { print $9 }' "$OUT/lsinitrd-$phase.txt" >"$OUT/initrd-list-$phase.txt"
+	else
+		lsinitramfs "/boot/initrd.img-$(uname -r)" >"$OUT/initrd-list-$phase.txt" 2>&1
+	fi
+	check "boot $phase: ${LSINITRD:-lsinitramfs} lists the current initramfs (it holds nvme.ko)" \
 		grep -q '/nvme/host/nvme\.ko' "$OUT/initrd-list-$phase.txt"
+}
+# dracut_setup T7: for GEN=dracut, boot 1: the T700 stand-in as a dracut
+# module (its pre-trigger hook, sourced before ours in the same shell,
+# exports the variable), host-only images (the modules this machine needs,
+# as MODULES=dep for initramfs-tools: for time) with the test disk's
+# driver (virtio), else the test runner starts before udev in the root
+# loads it and finds no disk. dracut's trigger rebuilds the initramfs
+# whenever a package activates update-initramfs: nothing to turn on.
+dracut_setup() {
+	local m=/usr/lib/dracut/modules.d/97vwc-t700
+	mkdir -p "$m"
+	printf '#!/bin/bash\ncheck() { return 0; }\ndepends() { return 0; }\ninstall() {\n\tlocal f\n\tfor f in %s/modules.*; do inst_simple "$f" "/vwc-t700/${f##*/}"; done\n\tinst_hook pre-trigger 10 "$moddir/vwc-t700.sh"\n}\n' \
+		"$1" >"$m/module-setup.sh"
+	printf '#!/bin/sh\nexport NVME_VWC_SYNC_MODULES_DIR=/vwc-t700\n' >"$m/vwc-t700.sh"
+	chmod 755 "$m/module-setup.sh" "$m/vwc-t700.sh"
+	mkdir -p /etc/dracut.conf.d
+	printf 'hostonly="yes"\nadd_drivers+=" virtio_pci virtio_blk "\n' >/etc/dracut.conf.d/90-vwc-test.conf
 }
 in_initrd() { grep -c "$1" "$OUT/initrd-list-$phase.txt"; }
 failed_units() { systemctl list-units --state=failed --plain --no-legend --no-pager | awk '{ print $1 }' | tr '\n' ' '; }
@@ -195,9 +221,6 @@ if [ "$phase" = 1 ]; then
 			>/etc/udev/hwdb.d/61-local-t700-test.hwdb
 		systemd-hwdb update
 		# Test only: the T700 stand-in (see the top of this file).
-		mkdir -p /etc/initramfs-tools/scripts/init-top /etc/initramfs-tools/hooks
-		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\necho "export NVME_VWC_SYNC_MODULES_DIR=/vwc-t700" >>/conf/param.conf\n' \
-			>/etc/initramfs-tools/scripts/init-top/vwc-t700
 		# depmod builds the index from a built-in nvme with one alias
 		t7=/root/vwc-t700/lib/modules/$(uname -r)
 		mkdir -p "$t7"
@@ -206,6 +229,12 @@ if [ "$phase" = 1 ]; then
 		printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
 		depmod -b /root/vwc-t700 "$(uname -r)"
 		check "T700 stand-in: depmod made its alias index" test -s "$t7/modules.builtin.alias.bin"
+		if [ "$GEN" = dracut ]; then
+			dracut_setup "$t7"
+		else
+		mkdir -p /etc/initramfs-tools/scripts/init-top /etc/initramfs-tools/hooks
+		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\necho "export NVME_VWC_SYNC_MODULES_DIR=/vwc-t700" >>/conf/param.conf\n' \
+			>/etc/initramfs-tools/scripts/init-top/vwc-t700
 		printf '#!/bin/sh\ncase "$1" in prereqs) exit 0 ;; esac\nmkdir -p "$DESTDIR/vwc-t700"\ncp %s/modules.* "$DESTDIR/vwc-t700/"\n' \
 			"$t7" >/etc/initramfs-tools/hooks/vwc-t700
 		chmod 755 /etc/initramfs-tools/scripts/init-top/vwc-t700 /etc/initramfs-tools/hooks/vwc-t700
@@ -218,6 +247,7 @@ if [ "$phase" = 1 ]; then
 		# ... and the test disk's driver (virtio), else the test runner
 		# starts before udev in the root loads it and finds no disk
 		printf 'virtio_pci\nvirtio_blk\n' >>/etc/initramfs-tools/modules
+		fi
 		failed_units >"$OUT/failed-units-1.txt"
 	fi
 	cp /vwc/debs/v1/*.deb /tmp/
@@ -239,7 +269,12 @@ if [ "$phase" = 1 ]; then
 		list_initrd
 		check "install: the package's trigger rebuilt the initramfs with the tool" \
 			grep -q 'sbin/nvme-vwc-sync$' "$OUT/initrd-list-1.txt"
-		check_eq "install: ... and its init-premount script" "$(in_initrd 'scripts/init-premount/nvme-vwc-sync$')" 1
+		if [ "$GEN" = dracut ]; then
+			check_eq "install: ... and its dracut hook (pre-trigger) and the script it runs" \
+				"$(in_initrd 'hooks/pre-trigger/50-nvme-vwc-sync-quirks\.sh$')/$(in_initrd 'libexec/nvme-vwc-sync-premount$')" 1/1
+		else
+			check_eq "install: ... and its init-premount script" "$(in_initrd 'scripts/init-premount/nvme-vwc-sync$')" 1
+		fi
 		check_eq "install: ... and the test's T700 stand-in" "$(in_initrd 'vwc-t700/modules.builtin.alias.bin$')" 1
 		# The real path, in this running system: 6.12's table lists
 		# QEMU's ID, so quirks refuses and changes nothing.
@@ -272,7 +307,10 @@ if [ "$phase" = 3 ] && [ "$MODE" = nvmeroot ]; then
 	check_eq "after remove, boot 3: no failed unit (as before install)" "$(failed_units)" "$(cat "$OUT/failed-units-1.txt")"
 	# The initramfs is proven; purge activates the trigger again: off
 	# again for time, as in the images.
-	sed -i 's/^update_initramfs=.*/update_initramfs=no/' /etc/initramfs-tools/update-initramfs.conf
+	# (dracut: its kernel hook's INITRD=No, through apt and dpkg)
+	if [ "$GEN" = dracut ]; then export INITRD=No; else
+		sed -i 's/^update_initramfs=.*/update_initramfs=no/' /etc/initramfs-tools/update-initramfs.conf
+	fi
 	purge_checks
 	finish
 fi
@@ -587,7 +625,8 @@ udevadm control --reload
 info "before remove: $(for b in /sys/block/nvme*n*; do printf '%s=%s ' "${b##*/}" "$(wcache "${b##*/}")"; done)"
 # The T700 stand-in goes first: the initramfs rebuilt on removal is then
 # exactly what the package leaves.
-[ "$MODE" != nvmeroot ] || rm -f /etc/initramfs-tools/scripts/init-top/vwc-t700 /etc/initramfs-tools/hooks/vwc-t700
+[ "$MODE" != nvmeroot ] || rm -rf /etc/initramfs-tools/scripts/init-top/vwc-t700 /etc/initramfs-tools/hooks/vwc-t700 \
+	/usr/lib/dracut/modules.d/97vwc-t700
 if apt-get remove -y nvme-vwc-sync >"$OUT/remove.log" 2>&1; then
 	pass "apt-get remove nvme-vwc-sync"
 else
