@@ -6,10 +6,11 @@
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
 #   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
-#                          trixie-nvmeroot bookworm-nvmeroot-lvm bookworm
-#                          trixie; bookworm-nvmeroot and trixie-nvmeroot-lvm
-#                          run by name: the GPT layout is proven by trixie,
-#                          root on LVM by bookworm)
+#                          trixie-nvmeroot bookworm-nvmeroot-lvm
+#                          trixie-nvmeroot-dracut bookworm trixie;
+#                          bookworm-nvmeroot and trixie-nvmeroot-lvm run by
+#                          name: the GPT layout is proven by trixie, root on
+#                          LVM by bookworm)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
@@ -27,7 +28,8 @@
 # lists (Write Zeroes disabled from the initramfs, undone on removal): three
 # boots, the second and third from the initramfs the guest's
 # update-initramfs made (the package's trigger), read back from the test
-# disk.
+# disk. trixie-nvmeroot-dracut: the same with dracut in place of
+# initramfs-tools (mkimage.sh flavour dracut): the package's dracut module.
 #
 # For each suite: scripts/build-debs.sh builds the package (and the same
 # tree as the next version, 0.1.0+up1, for the upgrade check) in a clean
@@ -61,7 +63,7 @@ TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 # shellcheck disable=SC2086 # word splitting intended
 # (the longest first: two workers take them in this order)
-[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm bookworm trixie}
+[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm trixie-nvmeroot-dracut bookworm trixie}
 
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }
