@@ -189,7 +189,7 @@ run() {
 }
 
 run vm 29 "guest tests on six real kernels" vm_suite
-run system 40 "the packages in booted Debian 12 and 13 systems" \
+run system 50 "the packages in booted Debian 12 and 13 systems" \
 	suite system bash tests/system/run.sh
 # after system: the fleet suite's .deb test installs what it built
 run fleet 10 "ansible playbook, promtool" \
