@@ -188,6 +188,34 @@ int vwc_loop_backed_by(const char *sysblock, mode_t type, dev_t devt,
 	return found;
 }
 
+int vwc_xen_exports(const char *backends, dev_t devt, char *vbd, size_t len)
+{
+	DIR *dir = opendir(backends);
+	struct dirent *de;
+	int found = 0;
+
+	vbd[0] = '\0';
+	while (dir && !found && (de = readdir(dir))) {
+		char path[VWC_PATH_LEN + 300], line[64];
+		unsigned int maj, min;
+
+		if (strncmp(de->d_name, "vbd-", 4))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/physical_device", backends,
+			 de->d_name);
+		if (vwc_read_line(path, line, sizeof(line)) ||
+		    sscanf(line, "%x:%x", &maj, &min) != 2)
+			continue;
+		if (makedev(maj, min) == devt) {
+			snprintf(vbd, len, "%s", de->d_name);
+			found = 1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
 int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
 		      char *subsys, size_t len)
 {
@@ -319,6 +347,12 @@ static int blk_users(const char *b, dev_t devt, bool skip_lvm, char *why,
 			      sizeof(where))) {
 		snprintf(why, len, "%s is exported by nvmet subsystem %s", b,
 			 where);
+		return 1;
+	}
+	if (vwc_xen_exports("/sys/bus/xen-backend/devices", devt, where,
+			    sizeof(where))) {
+		snprintf(why, len, "%s is exported to a Xen guest by xen-blkback (%s)",
+			 b, where);
 		return 1;
 	}
 	pid = vwc_find_opener("/proc", S_IFBLK, devt, getpid(), comm,

@@ -109,6 +109,21 @@ int vwc_nvmet_exports(const char *nvmet, mode_t type, dev_t devt,
 int vwc_blk_users(const char *b, dev_t devt, char *why, size_t len);
 
 /**
+ * vwc_xen_exports() - a xen-blkback virtual block device backed by this
+ *		       device
+ * @backends:	"/sys/bus/xen-backend/devices"
+ * @devt:	device number of the namespace or partition
+ * @vbd:	on a find, the backend's name ("vbd-3-51712": guest domain 3)
+ * @len:	size of @vbd
+ *
+ * xen-blkback opens its physical device without O_EXCL; its sysfs
+ * attribute physical_device reads "major:minor" in hex.
+ *
+ * Return: 1 found, 0 none.
+ */
+int vwc_xen_exports(const char *backends, dev_t devt, char *vbd, size_t len);
+
+/**
  * struct vwc_holds - open handles kept on free block devices
  * @fd:		descriptors
  * @n:		how many

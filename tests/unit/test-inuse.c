@@ -130,6 +130,25 @@ int main(void)
 			close(fd);
 	}
 	{
+		/* a fake xen-blkback backend directory */
+		char d[] = "/tmp/vwc-xen-XXXXXX", p[300], out[64];
+
+		ok(mkdtemp(d) != NULL, "xen: temp dir");
+		snprintf(p, sizeof(p), "mkdir -p %s/vbd-3-51712 %s/vif-3-0", d, d);
+		ok(!system(p), "xen: fake backends");
+		snprintf(p, sizeof(p), "%s/vbd-3-51712/physical_device", d);
+		write_file(p, "103:1\n", 6);
+		ok(vwc_xen_exports(d, makedev(0x103, 2), out, sizeof(out)) == 0,
+		   "xen: another device is not exported");
+		ok(vwc_xen_exports(d, makedev(0x103, 1), out, sizeof(out)) == 1,
+		   "xen: major:minor in hex matched");
+		is_str(out, "vbd-3-51712", "xen: the backend named");
+		ok(vwc_xen_exports("/nonexistent-vwc", makedev(0x103, 1), out,
+				   sizeof(out)) == 0, "xen: no Xen, nothing exported");
+		snprintf(p, sizeof(p), "rm -rf %s", d);
+		ok(!system(p), "xen: cleanup");
+	}
+	{
 		/* the last check before an unbind: what vwc_disks_in_use()
 		 * found free is looked at again; a device gone since then
 		 * (its number unreadable) is in use, never free */
