@@ -75,7 +75,9 @@ grep -q "$hp" /tmp/errs && pass "hot-remove mid-run: errors name the device" || 
 check_eq "hot-remove: other drives untouched" "$(wc "$(ns_of "$off")") $(wc "$(ns_of "$on")")" "write through write back"
 
 wait_for "sidecar: started watching the hot-added controller" 10 grep -q "$hp: watching" /tmp/watch.log
-wait_for "sidecar: noticed it gone" 10 grep -q "$hp: gone" /tmp/watch.log
+# "removed" from the controller's remove uevent, or "gone" from a rescan
+# that no longer finds it, whichever comes first
+wait_for "sidecar: noticed it gone" 10 grep -qE "$hp: (gone|removed)" /tmp/watch.log
 check_cmd "sidecar: still running after add and remove" kill -0 "$wpid"
 kill -TERM "$wpid"; wait "$wpid"; rc=$?
 check_eq "sidecar: clean exit after add and remove" "$rc" 0
