@@ -129,6 +129,22 @@ dracut_setup() {
 	mkdir -p /etc/dracut.conf.d
 	printf 'hostonly="yes"\nadd_drivers+=" virtio_pci virtio_blk "\ncompress="cat"\n' >/etc/dracut.conf.d/90-vwc-test.conf
 }
+# t700_standin: QEMU's controller listed by the admin (hwdb), as the VM
+# tests do, and the T700 stand-in (see the top of this file): depmod
+# builds, in $t7, the index of a built-in nvme with only the class-wide
+# alias, so the tool's table lookup finds no entry for QEMU's ID.
+t700_standin() {
+	mkdir -p /etc/udev/hwdb.d
+	printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' \
+		>/etc/udev/hwdb.d/61-local-t700-test.hwdb
+	systemd-hwdb update
+	t7=/root/vwc-t700/lib/modules/$(uname -r)
+	mkdir -p "$t7"
+	echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"
+	: >"$t7/modules.order"
+	printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
+	depmod -b /root/vwc-t700 "$(uname -r)"
+}
 failed_units() { systemctl list-units --state=failed --plain --no-legend --no-pager | awk '{ print $1 }' | tr '\n' ' '; }
 is_wt() { [ "$(wcache "$1")" = "write through" ]; }
 is_wb() { [ "$(wcache "$1")" = "write back" ]; }
@@ -220,19 +236,7 @@ if [ "$phase" = 1 ]; then
 	if [ "$MODE" = nvmeroot ]; then
 		info "before install: write_zeroes_max_bytes $(wz_all)"
 		check_eq "before install: root drive Write Zeroes on (the kernel's choice)" "$(wz "$nr")" 524288
-		# QEMU's controller listed by the admin, as the VM tests do.
-		mkdir -p /etc/udev/hwdb.d
-		printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' \
-			>/etc/udev/hwdb.d/61-local-t700-test.hwdb
-		systemd-hwdb update
-		# Test only: the T700 stand-in (see the top of this file).
-		# depmod builds the index from a built-in nvme with one alias
-		t7=/root/vwc-t700/lib/modules/$(uname -r)
-		mkdir -p "$t7"
-		echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"
-		: >"$t7/modules.order"
-		printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
-		depmod -b /root/vwc-t700 "$(uname -r)"
+		t700_standin
 		check "T700 stand-in: depmod made its alias index" test -s "$t7/modules.builtin.alias.bin"
 		if [ "$GEN" = dracut ]; then
 			dracut_setup "$t7"
@@ -525,16 +529,7 @@ check_eq "after restarts: WCE-off drive still write through" "$(wcache "$n0")" "
 # VWC0 alone adds the dynamic ID, rebinds VWC0 (Write Zeroes off) and
 # leaves VWC1 bound as it was.
 tq=$(now_ms)
-mkdir -p /etc/udev/hwdb.d
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' \
-	>/etc/udev/hwdb.d/61-local-t700-test.hwdb
-systemd-hwdb update
-t7=/root/vwc-t700/lib/modules/$(uname -r)
-mkdir -p "$t7"
-echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"
-: >"$t7/modules.order"
-printf 'nvme.alias=pci:v*d*sv*sd*bc01sc08i02*\0' >"$t7/modules.builtin.modinfo"
-depmod -b /root/vwc-t700 "$(uname -r)"
+t700_standin
 addr_of() { basename "$(readlink -f "/sys/class/nvme/$1/device")"; }
 a1=$(addr_of "$c1")
 NVME_VWC_SYNC_MODULES_DIR=$t7 nvme-vwc-sync quirks "/dev/$c0" >"$OUT/quirks-live.log" 2>&1
