@@ -47,9 +47,14 @@ BUILD=$REPO/build
 DESTDIR_OUT=$BUILD/destdir
 passed=0 failed=0 skipped=0
 times=()
+mkdir -p "$BUILD"
+run_stamp=$BUILD/.run-start
+touch "$run_stamp"
 step() { echo; echo "=== $*"; }
+broken_steps=()
 broken() { # STEP: count a failed step as one failure
 	echo "run-all: FAIL $1"
+	broken_steps+=("$1")
 	failed=$((failed + 1))
 }
 # timed NAME CMD...: run CMD, and note NAME's seconds for the closing lines
@@ -222,6 +227,24 @@ else
 		suite coverage bash tests/coverage/run.sh "$BUILD/coverage" "$(bash scripts/fetch-nvme-cli.sh)"
 fi
 
+# Every failure by name just above the closing lines, so that the last
+# screen of a long run says what failed (each suite's own line format:
+# "not ok", "[kernel] case: FAIL", "system: FAIL", "NAME: FAIL").
+fails=$BUILD/failures.txt
+: >"$fails"
+for f in "$BUILD"/unit-tests.out "$BUILD"/vm-suite.out "${SUITES[@]/#/$BUILD/}"; do
+	f=${f%.out}.out
+	[ "$f" -nt "$run_stamp" ] || continue # not written by this run
+	grep -E '^(not ok|\[[^]]*\] [^:]*: FAIL|[a-z0-9-]+: FAIL)|^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT) ' "$f" |
+		sed "s|^|  $(basename "$f" .out): |" >>"$fails" || true
+done
+for b in "${broken_steps[@]}"; do echo "  run-all: $b"; done >>"$fails"
+if [ -s "$fails" ] || [ "$failed" -ne 0 ]; then
+	echo
+	echo "failures ($fails):"
+	head -n 40 "$fails"
+	[ "$(wc -l <"$fails")" -le 40 ] || echo "  ... $(($(wc -l <"$fails") - 40)) more in $fails"
+fi
 echo
 echo "time: ${SECONDS} s in all; $(IFS=';'; echo "${times[*]}" | sed 's/;/, /g')"
 total="$passed passed, $failed failed"
