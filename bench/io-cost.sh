@@ -1,9 +1,10 @@
 #!/bin/bash
 # Host-side analysis of the benchmark io-cost (tests/vm/guest/bench-io-cost.sh):
-# reads its "BENCH-RUN: qd=Q pair=K state=on|off iops=... cpu=... ios=...
+# reads its "BENCH-RUN: qd=Q pair=K state=S iops=... cpu=... ios=...
 # wall_ms=... busy=... ticks=... kev=..." lines (from a serial log or a
-# results file) and prints, per QD:
-#   - per pair, the IOPS ratio on/off (sidecar running / stopped);
+# results file) and prints, for each state S other than "off" ("on": the
+# sidecar as installed; "tp": the sidecar on the nvme tracepoints), per QD:
+#   - per pair, the IOPS ratio S/off (sidecar running / stopped);
 #   - the cost: 1 - the geometric mean of those ratios, with its 95%
 #     confidence interval: a Student t-interval of the paired log-ratios
 #     (mean +- t(0.975, n-1) * sd / sqrt(n)), turned back into a ratio;
@@ -42,6 +43,7 @@ function tq(df) { return df > 30 ? T[30] : T[df] }
 	}
 	q = v["qd"]; k = v["pair"]; s = v["state"]
 	if (!(q in seen)) { seen[q] = 1; qs[++nq] = q }
+	if (s != "off" && !(s in sseen)) { sseen[s] = 1; ss[++ns] = s }
 	if (k + 1 > np[q]) np[q] = k + 1
 	iops[q, k, s] = v["iops"]; cpu[q, k, s] = v["cpu"]
 	busy[q, k, s] = v["busy"]; ticks[q, k, s] = v["ticks"]
@@ -60,23 +62,26 @@ function ci(n,    i, m, ss, sd, h) {
 }
 END {
 	if (!nq) { print "io-cost: no BENCH-RUN lines"; exit 1 }
+	for (si = 1; si <= ns; si++) {
+	S = ss[si]
+	printf "--- state %s (%s) against off (no sidecar)\n", S, S == "on" ? "the sidecar as installed" : S == "tp" ? "the sidecar on the nvme tracepoints" : "?"
 	for (j = 1; j <= nq; j++) {
 		q = qs[j]; n = 0; list = ""
 		son = soff = con = coff = bon = boff = tk = ke = ion = ioff = nobusy = 0
 		for (k = 0; k < np[q]; k++) {
-			if (!((q, k, "on") in iops) || !((q, k, "off") in iops)) continue
-			if (iops[q, k, "off"] <= 0 || iops[q, k, "on"] <= 0) continue
+			if (!((q, k, S) in iops) || !((q, k, "off") in iops)) continue
+			if (iops[q, k, "off"] <= 0 || iops[q, k, S] <= 0) continue
 			n++
-			r = iops[q, k, "on"] / iops[q, k, "off"]
+			r = iops[q, k, S] / iops[q, k, "off"]
 			x[n] = log(r); lr[n] = r
-			y[n] = log((cpu[q, k, "on"] / iops[q, k, "on"]) / (cpu[q, k, "off"] / iops[q, k, "off"]))
+			y[n] = log((cpu[q, k, S] / iops[q, k, S]) / (cpu[q, k, "off"] / iops[q, k, "off"]))
 			list = list sprintf(" %.3f", r)
-			son += iops[q, k, "on"]; soff += iops[q, k, "off"]
-			con += cpu[q, k, "on"]; coff += cpu[q, k, "off"]
-			bon += busy[q, k, "on"]; boff += busy[q, k, "off"]
-			if (busy[q, k, "on"] == "" || busy[q, k, "off"] == "") nobusy = 1
-			ion += ios[q, k, "on"]; ioff += ios[q, k, "off"]
-			tk += ticks[q, k, "on"]; ke += kev[q, k, "on"]
+			son += iops[q, k, S]; soff += iops[q, k, "off"]
+			con += cpu[q, k, S]; coff += cpu[q, k, "off"]
+			bon += busy[q, k, S]; boff += busy[q, k, "off"]
+			if (busy[q, k, S] == "" || busy[q, k, "off"] == "") nobusy = 1
+			ion += ios[q, k, S]; ioff += ios[q, k, "off"]
+			tk += ticks[q, k, S]; ke += kev[q, k, S]
 		}
 		if (n < 2) { printf "QD%s: %d complete pair(s): nothing to estimate\n", q, n; continue }
 		# sorted ratios and their median
@@ -85,15 +90,15 @@ END {
 		med = n % 2 ? s2[(n + 1) / 2] : (s2[n / 2] + s2[n / 2 + 1]) / 2
 		ci(n)
 		cost = 100 * (1 - R_m); clo = 100 * (1 - R_hi); chi = 100 * (1 - R_lo)
-		printf "QD%s: %d pairs; IOPS ratio on/off per pair (in run order):%s; median %.3f\n", q, n, list, med
-		gb = nobusy ? "not recorded" : sprintf("off %.1f%%, on %.1f%%", boff / n, bon / n)
-		printf "QD%s: IOPS mean off %.0f, on %.0f; fio CPU (usr+sys) mean off %.1f%%, on %.1f%%; guest CPUs busy mean %s; I/Os off %d, on %d\n", \
+		printf "QD%s: %d pairs; IOPS ratio " S "/off per pair (in run order):%s; median %.3f\n", q, n, list, med
+		gb = nobusy ? "not recorded" : sprintf("off %.1f%%, %s %.1f%%", boff / n, S, bon / n)
+		printf "QD%s: IOPS mean off %.0f, " S " %.0f; fio CPU (usr+sys) mean off %.1f%%, " S " %.1f%%; guest CPUs busy mean %s; I/Os off %d, " S " %d\n", \
 			q, soff / n, son / n, coff / n, con / n, gb, ioff, ion
-		printf "QD%s: IOPS cost of the sidecar = 1 - geometric mean of on/off = %+.2f%%, 95%% CI [%+.2f%%, %+.2f%%] (paired log-ratios, Student t, %d df; sd of log-ratio %.3f)\n", \
+		printf "QD%s: IOPS cost of the sidecar = 1 - geometric mean of " S "/off = %+.2f%%, 95%% CI [%+.2f%%, %+.2f%%] (paired log-ratios, Student t, %d df; sd of log-ratio %.3f)\n", \
 			q, cost, clo, chi, n - 1, R_sd
 		for (a = 1; a <= n; a++) x[a] = y[a]
 		ci(n)
-		printf "QD%s: fio CPU per I/O on/off = %+.2f%%, 95%% CI [%+.2f%%, %+.2f%%] (same method)\n", \
+		printf "QD%s: fio CPU per I/O " S "/off = %+.2f%%, 95%% CI [%+.2f%%, %+.2f%%] (same method)\n", \
 			q, 100 * (R_m - 1), 100 * (R_lo - 1), 100 * (R_hi - 1)
 		printf "QD%s: the sidecar during its runs: %d CPU ticks in all, %d kernel events received in all (over its %d lives)\n", q, tk, ke, n
 		if (chi <= limit)
@@ -103,5 +108,6 @@ END {
 		else
 			verdict = sprintf("NOT resolved against %s%%: the interval [%+.2f%%, %+.2f%%] contains it", limit, clo, chi)
 		printf "QD%s: verdict: %s\n", q, verdict
+	}
 	}
 }'

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vwc-config.h"
@@ -154,7 +155,9 @@ static void record_change(const char *name, enum vwc_mode before,
 	if (!r) {
 		record_path(name, path, sizeof(path));
 		/* writers of write back run concurrently: a file each */
-		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+		/* and the sidecar's fast path is a thread: its tid */
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path,
+			 (long)syscall(SYS_gettid));
 		snprintf(buf, sizeof(buf), "original=%s\nset=%s\n",
 			 vwc_mode_str(orig), vwc_mode_str(set));
 		r = write_small(tmp, buf, O_CREAT | O_TRUNC);
@@ -195,6 +198,18 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode)
 		record_change(node_name(sp), cur, mode);
 	}
 	return 0;
+}
+
+static unsigned long wb_gen;
+
+void vwc_blk_wb_bump(void)
+{
+	__atomic_add_fetch(&wb_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+unsigned long vwc_blk_wb_gen(void)
+{
+	return __atomic_load_n(&wb_gen, __ATOMIC_SEQ_CST);
 }
 
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)

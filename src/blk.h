@@ -40,6 +40,24 @@ int vwc_blk_read(const char *syspath, enum vwc_mode *mode);
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run);
 
 /**
+ * vwc_blk_wb_bump() - a write back is about to be written at once
+ *
+ * Called by the sidecar's fast path (watch-fast.h), a thread that writes
+ * write back on a Set Features 06h with WCE=1 without the writers' lock,
+ * before its writes. A writer of write through reads vwc_blk_wb_gen()
+ * before it reads WCE and again after its writes: if it moved, it puts
+ * back write back (the fast path's write may have come first).
+ */
+void vwc_blk_wb_bump(void);
+
+/**
+ * vwc_blk_wb_gen() - how many vwc_blk_wb_bump() so far
+ *
+ * Return: the count.
+ */
+unsigned long vwc_blk_wb_gen(void);
+
+/**
  * vwc_blk_restore() - put a node back to what it was before this tool
  * @syspath:	the disk's sysfs directory
  * @name:	its kernel name (key of the record)

@@ -7,8 +7,9 @@
  *
  *  - the model (watch.h, watch-model.c): controllers, namespaces, what
  *    is pending;
- *  - the event sources (watch-sources.h): udev, inotify and the nvme
- *    tracepoints (kwatch.h), each feeding the model;
+ *  - the event sources (watch-sources.h): udev, inotify and the
+ *    kernel-side detection (kwatch.h) in its own thread, which writes
+ *    write back at once (watch-fast.h), each feeding the model;
  *  - what is done about it (watch-act.h): probes and writes under the
  *    writers' lock (lock.h), the immediate write back a Set Features 06h
  *    with WCE=1 calls for, the safety net, the textfile;
@@ -41,12 +42,14 @@
 #include "lock.h"
 #include "log.h"
 #include "watch-act.h"
+#include "watch-fast.h"
 
 #define PFD_SIG		0
 #define PFD_UDEV	1
 #define PFD_INOTIFY	2
 #define PFD_KUDEV	3
-#define PFD_KWATCH	4	/* and after: the tracepoints' rings */
+#define PFD_FAST	4	/* the fast path's messages */
+#define PFD_N		5
 
 /*
  * sd_notify(3)'s protocol, which systemd documents as stable for programs
@@ -95,9 +98,11 @@ static int usage_help(void)
 	       "--textfile: keep a node_exporter textfile (audit -o prometheus) up to\n"
 	       "date at start, on every change and every safety-net round.\n"
 	       "Stops on SIGTERM or SIGINT.\n"
-	       "Set Features 06h through a held descriptor or passthrough is seen on\n"
-	       "the nvme tracepoints (libtracefs finds tracefs, or mounts it at\n"
-	       "/sys/kernel/tracing); attached when nvme_core loads and when a CPU\n"
+	       "Set Features 06h through a held descriptor, passthrough or io_uring\n"
+	       "is seen by kprobes on nvme_core's admin passthrough entry points,\n"
+	       "nothing on the I/O path (else on the nvme tracepoints, which every\n"
+	       "I/O passes); libtracefs finds tracefs, or mounts it at\n"
+	       "/sys/kernel/tracing. Attached when nvme_core loads and when a CPU\n"
 	       "comes online. Without them: close events, udev and the safety net.\n"
 	       "Detection on this host now: %s\n", vwc_prog, how);
 	return 0;
@@ -107,6 +112,7 @@ static int usage_help(void)
 static int watch_start(struct vwc_watcher *wr, const struct vwc_opts *o,
 		       const struct vwc_config *cfg)
 {
+	struct vwc_kwatch *kw;
 	char why[300];
 	int r;
 
@@ -123,36 +129,39 @@ static int watch_start(struct vwc_watcher *wr, const struct vwc_opts *o,
 	r = vwc_src_open(&wr->src, wr->run.udev);
 	if (r)
 		return r;
-	r = vwc_kwatch_open(&wr->src.kw, why, sizeof(why));
+	r = vwc_kwatch_open(&kw, why, sizeof(why));
 	if (r)
 		vwc_notice("kernel-side Set Features detection unavailable (%s): relying on close events, udev and the safety net; trying again when a controller appears and every safety-net round",
 			   why);
+	else
+		vwc_fast_start(&wr->src.fast, kw);
 	return 0;
 }
 
 /*
- * Attach the tracepoints where they are missing: nvme_core loaded after
+ * Attach the kernel events where they are missing: nvme_core loaded after
  * the start, a CPU online since. Return: true if the poll set changed.
  */
 static bool kwatch_attach(struct vwc_watcher *wr)
 {
+	struct vwc_kwatch *kw;
 	char why[300];
 
 	wr->model.attach = false;
-	if (wr->src.kw) {
-		int n = vwc_kwatch_add_cpus(wr->src.kw);
-
-		if (n)
-			vwc_notice("nvme tracepoints: %d CPU ring(s) attached or let go (CPU hotplug)",
-				   n);
-		return n > 0;
+	if (wr->src.fast) {
+		/* the thread owns the rings */
+		vwc_fast_add_cpus(wr->src.fast);
+		return false;
 	}
-	if (vwc_kwatch_open(&wr->src.kw, why, sizeof(why))) {
+	if (vwc_kwatch_open(&kw, why, sizeof(why))) {
 		vwc_dbg("kernel-side detection still unavailable: %s", why);
 		return false;
 	}
+	if (vwc_fast_start(&wr->src.fast, kw))
+		return false;
 	vwc_notice("Set Features detection: %s (attached late)",
-		   vwc_kwatch_how(wr->src.kw));
+		   vwc_fast_how(wr->src.fast));
+	vwc_watch_publish_fast(wr);
 	/* what happened before it attached: read every cache state */
 	vwc_watch_note_all(&wr->model);
 	return true;
@@ -165,14 +174,13 @@ static void watch_stop(struct vwc_watcher *wr)
 	vwc_run_free(&wr->run);
 }
 
-/* The poll set: signals, udev, inotify, kernel uevents, tracepoints. */
+/* The poll set: signals, udev, inotify, kernel uevents, the fast path. */
 static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int *npfd)
 {
 	struct vwc_watch_src *s = &wr->src;
 	struct pollfd *pfd;
-	int n = PFD_KWATCH + vwc_kwatch_nr_fds(s->kw);
 
-	pfd = calloc(n, sizeof(*pfd));
+	pfd = calloc(PFD_N, sizeof(*pfd));
 	if (!pfd)
 		return NULL;
 	pfd[PFD_SIG] = (struct pollfd){ .fd = sfd, .events = POLLIN };
@@ -183,8 +191,9 @@ static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int *npfd)
 	pfd[PFD_KUDEV] = (struct pollfd){ .fd = s->kmon ?
 					  udev_monitor_get_fd(s->kmon) : -1,
 					  .events = POLLIN };
-	vwc_kwatch_pollfds(s->kw, pfd + PFD_KWATCH, n - PFD_KWATCH);
-	*npfd = n;
+	pfd[PFD_FAST] = (struct pollfd){ .fd = vwc_fast_fd(s->fast),
+					 .events = POLLIN };
+	*npfd = PFD_N;
 	return pfd;
 }
 
@@ -192,15 +201,11 @@ static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int *npfd)
 static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
 			 int npfd)
 {
-	int i;
-
+	(void)npfd;
 	/* it may call for write back now */
-	for (i = PFD_KWATCH; i < npfd; i++)
-		if (pfd[i].revents & POLLIN) {
-			vwc_src_read_kwatch(&wr->src, &wr->model,
-					    vwc_watch_write_back_now);
-			break;
-		}
+	if (pfd[PFD_FAST].revents & POLLIN)
+		vwc_src_read_fast(&wr->src, &wr->model,
+				  vwc_watch_write_back_now);
 	if (pfd[PFD_KUDEV].revents & POLLIN)
 		vwc_src_read_udev(&wr->src, &wr->model, wr->src.kmon, true);
 	if (pfd[PFD_UDEV].revents & POLLIN)
@@ -279,12 +284,13 @@ int cmd_watch(int argc, char **argv)
 	/* everything present now is new: evaluated once at start */
 	vwc_watch_topo_changed(&wr);
 	vwc_watch_sync(&wr.model, vwc_watch_now());
+	vwc_watch_publish_fast(&wr);
 	vwc_watch_evaluate(&wr);
 	vwc_watch_write_textfile(&wr);
 	wr.model.publish = false;
 	vwc_notice("watching %d controller(s), %d namespace(s), safety net every %.0f s; Set Features detection: %s",
 		   wr.model.nr_ctrl, wr.model.nr_ns, period,
-		   wr.src.kw ? vwc_kwatch_how(wr.src.kw) :
+		   wr.src.fast ? vwc_fast_how(wr.src.fast) :
 		   "fallback (close events, udev, safety net)");
 	next_net = vwc_watch_now() + period;
 	/*

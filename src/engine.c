@@ -383,6 +383,36 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err)
 	return 1;
 }
 
+/*
+ * A Set Features 06h with WCE=1 was seen while write through was being
+ * written (watch-fast.h): its write back may have landed before ours.
+ * Every namespace this run put in write through goes back to write back;
+ * the sidecar reads WCE again once the command is done.
+ */
+static int fast_path_raced(struct vwc_run *r, const bool *later)
+{
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_UNKNOWN };
+	int i, failed = 0;
+
+	for (i = 0; i < r->topo.nr_ns; i++) {
+		struct vwc_ns *ns = &r->topo.ns[i];
+		enum vwc_mode before = ns->before;
+
+		if (!later[i] || ns->after != VWC_MODE_WRITE_THROUGH)
+			continue;
+		vwc_info("%s: a Set Features 06h with WCE=1 came during the write: back to write back",
+			 ns->name);
+		if (vwc_blk_apply(ns, wb, false))
+			failed++;
+		ns->before = before;
+		if (ns->action != VWC_ACT_FAILED)
+			ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
+							   VWC_ACT_CHANGED;
+	}
+	return failed;
+}
+
 int vwc_run_apply(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
@@ -426,6 +456,8 @@ int vwc_run_apply(struct vwc_run *r)
 				again[t->ns[i].ctrl[j]] = true;
 		}
 		if (!ret) {
+			unsigned long gen = vwc_blk_wb_gen();
+
 			/* only WCE can have changed since the probe */
 			for (j = 0; j < t->nr_ctrls; j++)
 				if (again[j])
@@ -437,6 +469,9 @@ int vwc_run_apply(struct vwc_run *r)
 						  false))
 					failed++;
 			recheck(r);
+			/* the sidecar's fast path wrote write back meanwhile */
+			if (vwc_blk_wb_gen() != gen)
+				failed += fast_path_raced(r, later);
 			vwc_lock_release();
 		}
 	}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Kernel-side detection of admin Set Features through the nvme
- * tracepoints and perf_event_open(2), see kwatch.h.
+ * Kernel-side detection of admin Set Features 06h: the events (kprobes on
+ * the admin passthrough entry points, else the nvme tracepoints) opened
+ * with perf_event_open(2) on every CPU, their rings, and the pairing of
+ * submissions with completions. See kwatch.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,216 +19,40 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <tracefs/tracefs.h>
-#include <traceevent/event-parse.h>
-
-#include "kwatch.h"
+#include "kwatch-int.h"
 #include "log.h"
 
 #define KW_DATA_PAGES	8	/* ring per CPU: 32 KiB on 4 KiB pages */
 
-struct kw_field {
-	int offset;
-	int size;
-};
-
-struct kw_event_fmt {
-	int id;
-	struct kw_field ctrl_id, qid, cid, opcode, cdw10;
-};
-
 struct kw_ring {
-	int fd_setup;		/* owns the ring, -1 if not open */
-	int fd_complete;	/* output redirected to fd_setup's ring */
+	int fd[KW_NR_ROLES];	/* -1 if not open; the first open owns the ring */
+	int owner;		/* index in fd of the ring's owner, -1: closed */
 	void *base;
 	size_t len;
 };
 
 struct vwc_kwatch {
-	struct kw_event_fmt setup, complete;
+	struct kw_event_fmt fmt[KW_NR_ROLES];
+	bool kprobes;
+	struct kw_kprobes kp;
 	struct kw_ring *rings;
 	int nr_rings;		/* one slot per possible CPU */
 	int closed;		/* rings closed since vwc_kwatch_add_cpus() */
 	long page;
-	char how[160];
-	struct vwc_kw_event *evs;
-	int nr_evs, cap_evs;
+	int self;		/* our pid (single-threaded: our thread) */
+	char how[600];
+	struct kw_recs recs;
+	struct kw_open open[KW_OPEN_N];
+	uint64_t queues[KW_QUEUES_N];	/* learned admin queues (a ring) */
+	int nr_queues, next_queue;
 };
 
-/*
- * A field's place in a record, from libtraceevent's parse of the format:
- * 0 to 65535 (a record is at most 64 KiB), so that decode()'s bound
- * checks cannot be bypassed (found by tests/fuzz/fuzz-kwatch.c).
- */
-static void take_field(struct tep_event *ev, const char *name,
-		       struct kw_field *f)
+uint64_t vwc_kwatch_clock(void)
 {
-	struct tep_format_field *tf = tep_find_field(ev, name);
+	struct timespec ts;
 
-	memset(f, 0, sizeof(*f));
-	if (!tf || tf->offset < 0 || tf->offset > 65535 || tf->size <= 0 ||
-	    tf->size > 65535)
-		return;
-	f->offset = tf->offset;
-	f->size = tf->size;
-}
-
-static int fmt_of_event(struct tep_event *ev, struct kw_event_fmt *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->id = ev->id;
-	take_field(ev, "ctrl_id", &f->ctrl_id);
-	take_field(ev, "qid", &f->qid);
-	take_field(ev, "cid", &f->cid);
-	take_field(ev, "opcode", &f->opcode);
-	take_field(ev, "cdw10", &f->cdw10);
-	return f->ctrl_id.size && f->cid.size && f->qid.size ? 0 : -EPROTO;
-}
-
-/*
- * The text is printable ASCII, tabs and newlines, and every line that
- * names a field has the kernel's own shape,
- * "\tfield:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;". libtraceevent 1.7's
- * field reader crashes (a NULL strcmp) on some texts that are not (found by
- * fuzz-kwatch: a vertical tab inside a field line); the kernel never writes
- * one, so such a text is refused before it reaches the library.
- */
-static bool fmt_shape_ok(const char *text, size_t len)
-{
-	const char *p = text, *end = text + len;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		if (c != '\t' && c != '\n' && (c < 0x20 || c > 0x7e))
-			return false;
-	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char line[512];
-		int used = -1;
-
-		if (n < sizeof(line)) {
-			memcpy(line, p, n);
-			line[n] = '\0';
-		}
-		if (memmem(p, n, "field:", 6)) {
-			if (n >= sizeof(line) ||
-			    sscanf(line, "\tfield:%*[^;];\toffset:%*[0-9];\tsize:%*[0-9];\tsigned:%*[01];%n",
-				   &used) != 0 ||
-			    used < 0 || (size_t)used != n)
-				return false;
-		}
-		p += n + 1;
-	}
-	return true;
-}
-
-/*
- * A tracefs "format" text (as events/nvme/<event>/format holds it) read
- * by libtraceevent (also what the tests and the fuzzer feed).
- */
-static int fmt_parse(const char *text, size_t len, struct kw_event_fmt *f)
-{
-	struct tep_handle *tep;
-	struct tep_event *ev = NULL;
-	int r = -EPROTO;
-
-	memset(f, 0, sizeof(*f));
-	if (!fmt_shape_ok(text, len))
-		return -EPROTO;
-	tep = tep_alloc();
-	if (!tep)
-		return -ENOMEM;
-	if (tep_parse_format(tep, &ev, text, len, "nvme") == 0 && ev)
-		r = fmt_of_event(ev, f);
-	tep_free(tep);
-	return r;
-}
-
-/*
- * Where a tracefs is mounted, per /proc/mounts (the first one), into @dir
- * if not NULL. Return: true if one is.
- */
-static bool tracefs_in_mounts(char *dir, size_t len)
-{
-	char line[512], src[256], mnt[256], type[64];
-	bool found = false;
-	FILE *f = fopen("/proc/mounts", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%255s %255s %63s", src, mnt, type) != 3 ||
-		    strcmp(type, "tracefs"))
-			continue;
-		found = true;
-		if (dir)
-			snprintf(dir, len, "%s", mnt);
-	}
-	fclose(f);
-	return found;
-}
-
-/* One event's format file, through libtracefs, parsed by libtraceevent. */
-static int load_one(struct vwc_kwatch *kw, const char *event,
-		    struct kw_event_fmt *f)
-{
-	int size = 0, r;
-	char *text;
-
-	(void)kw;
-	text = tracefs_event_file_read(NULL, "nvme", event, "format", &size);
-	if (!text || size <= 0) {
-		free(text);
-		return -ENOENT;
-	}
-	r = fmt_parse(text, (size_t)size, f);
-	free(text);
-	return r;
-}
-
-/*
- * Find tracefs, or mount it where systemd does (libtracefs), and read the
- * nvme events' formats there with libtraceevent.
- */
-static int load_formats(struct vwc_kwatch *kw, char *why, size_t len)
-{
-	bool before = tracefs_in_mounts(NULL, 0);
-	const char *dir;
-	int r;
-
-	/* found, or mounted at /sys/kernel/tracing; kept by libtracefs */
-	dir = tracefs_tracing_dir();
-	if (!dir) {
-		snprintf(why, len, "tracefs is not mounted and could not be mounted");
-		return -ENOENT;
-	}
-	if (!before && tracefs_in_mounts(NULL, 0))
-		snprintf(kw->how, sizeof(kw->how),
-			 "nvme tracepoints (tracefs was not mounted: mounted at %s)",
-			 dir);
-	else
-		snprintf(kw->how, sizeof(kw->how), "nvme tracepoints (tracefs at %s)",
-			 dir);
-	/*
-	 * The two formats only, parsed by libtraceevent (not the whole
-	 * system with kallsyms: seconds under emulation).
-	 */
-	r = load_one(kw, "nvme_setup_cmd", &kw->setup);
-	if (!r)
-		r = load_one(kw, "nvme_complete_rq", &kw->complete);
-	if (r == -ENOENT)
-		snprintf(why, len, "no nvme:nvme_setup_cmd and nvme:nvme_complete_rq under %s/events (nvme_core not loaded yet?)",
-			 dir);
-	else if (r || !kw->setup.opcode.size || kw->setup.cdw10.size < 8) {
-		snprintf(why, len, "unexpected nvme tracepoint format under %s",
-			 dir);
-		r = -EPROTO;
-	}
-	return r;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int perf_open(int id, int cpu, const char *filter)
@@ -258,15 +84,35 @@ static int perf_open(int id, int cpu, const char *filter)
 	return fd;
 }
 
+static const char *filter_of(const struct vwc_kwatch *kw, enum kw_role role,
+			     char *buf, size_t len)
+{
+	if (role == KW_TP_SETUP)
+		return "qid == 0 && opcode == 9";
+	if (role == KW_TP_COMPLETE)
+		return "qid == 0";
+	return vwc_kw_kprobe_filter(role, kw->self, kw->queues, kw->nr_queues,
+				    buf, len);
+}
+
 static void close_ring(struct kw_ring *g)
 {
-	if (g->fd_complete >= 0)
-		close(g->fd_complete);
+	int i;
+
+	/* the owner last: the others write into its ring */
+	for (i = KW_NR_ROLES - 1; i >= 0; i--) {
+		if (i == g->owner || g->fd[i] < 0)
+			continue;
+		close(g->fd[i]);
+		g->fd[i] = -1;
+	}
 	if (g->base)
 		munmap(g->base, g->len);
-	if (g->fd_setup >= 0)
-		close(g->fd_setup);
-	g->fd_complete = g->fd_setup = -1;
+	if (g->owner >= 0 && g->fd[g->owner] >= 0)
+		close(g->fd[g->owner]);
+	for (i = 0; i < KW_NR_ROLES; i++)
+		g->fd[i] = -1;
+	g->owner = -1;
 	g->base = NULL;
 }
 
@@ -278,42 +124,55 @@ void vwc_kwatch_close(struct vwc_kwatch *kw)
 		return;
 	for (i = 0; kw->rings && i < kw->nr_rings; i++)
 		close_ring(&kw->rings[i]);
+	/* once no perf event holds them */
+	if (kw->kprobes)
+		vwc_kw_kprobes_destroy(&kw->kp);
 	free(kw->rings);
-	free(kw->evs);
+	free(kw->recs.v);
 	free(kw);
 }
 
 static int open_ring(struct vwc_kwatch *kw, int cpu, struct kw_ring *g)
 {
-	int r;
+	char buf[KW_QUEUES_N * 28 + 64];
+	int role, r;
 
-	g->fd_complete = -1;
-	g->fd_setup = perf_open(kw->setup.id, cpu, "qid == 0 && opcode == 9");
-	if (g->fd_setup < 0) {
-		r = g->fd_setup;
-		g->fd_setup = -1;
-		return r;
+	for (role = 0; role < KW_NR_ROLES; role++)
+		g->fd[role] = -1;
+	g->owner = -1;
+	for (role = 0; role < KW_NR_ROLES; role++) {
+		if (!kw->fmt[role].id)
+			continue;
+		r = perf_open(kw->fmt[role].id, cpu,
+			      filter_of(kw, (enum kw_role)role, buf,
+					sizeof(buf)));
+		if (r < 0)
+			goto fail;
+		g->fd[role] = r;
+		if (g->owner < 0) {
+			g->owner = role;
+			g->len = (1 + KW_DATA_PAGES) * kw->page;
+			g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, r, 0);
+			if (g->base == MAP_FAILED) {
+				g->base = NULL;
+				r = -errno;
+				goto fail;
+			}
+		} else if (ioctl(r, PERF_EVENT_IOC_SET_OUTPUT,
+				 g->fd[g->owner]) < 0) {
+			r = -errno;
+			goto fail;
+		}
 	}
-	g->len = (1 + KW_DATA_PAGES) * kw->page;
-	g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       g->fd_setup, 0);
-	if (g->base == MAP_FAILED) {
-		g->base = NULL;
-		r = -errno;
-		goto fail;
-	}
-	g->fd_complete = perf_open(kw->complete.id, cpu, "qid == 0");
-	if (g->fd_complete < 0) {
-		r = g->fd_complete;
-		g->fd_complete = -1;
-		goto fail;
-	}
-	if (ioctl(g->fd_complete, PERF_EVENT_IOC_SET_OUTPUT, g->fd_setup) < 0 ||
-	    ioctl(g->fd_setup, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-	    ioctl(g->fd_complete, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		r = -errno;
-		goto fail;
-	}
+	if (g->owner < 0)
+		return -ENOENT;
+	for (role = 0; role < KW_NR_ROLES; role++)
+		if (g->fd[role] >= 0 &&
+		    ioctl(g->fd[role], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			r = -errno;
+			goto fail;
+		}
 	return 0;
 fail:
 	close_ring(g);
@@ -321,8 +180,8 @@ fail:
 }
 
 /*
- * Two descriptors per CPU: the soft RLIMIT_NOFILE (1024 by default) is
- * raised to the hard one (524288 under systemd, and the unit's
+ * Up to three descriptors per CPU: the soft RLIMIT_NOFILE (1024 by
+ * default) is raised to the hard one (524288 under systemd, and the unit's
  * LimitNOFILE=) so that a host with hundreds of CPUs does not hit EMFILE.
  */
 static void raise_nofile(long ncpu)
@@ -330,7 +189,7 @@ static void raise_nofile(long ncpu)
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max ||
-	    rl.rlim_cur >= (rlim_t)(2 * ncpu + 256))
+	    rl.rlim_cur >= (rlim_t)(KW_NR_ROLES * ncpu + 256))
 		return;
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
@@ -361,10 +220,79 @@ int vwc_kwatch_add_cpus(struct vwc_kwatch *kw)
 		if (!r)
 			added++;
 		else if (r != -ENODEV)	/* ENODEV: the CPU is offline */
-			vwc_warn("nvme tracepoints on CPU %d: %s", cpu,
+			vwc_warn("kernel events on CPU %d: %s", cpu,
 				 strerror(-r));
 	}
 	return added;
+}
+
+/* The nvme tracepoints: the fallback, and VWC_KWATCH=tracepoints */
+static int load_tracepoints(struct vwc_kwatch *kw, const char *dir,
+			    char *why, size_t len)
+{
+	int r;
+
+	r = vwc_kw_load_fmt("nvme", "nvme_setup_cmd", &kw->fmt[KW_TP_SETUP]);
+	if (!r)
+		r = vwc_kw_load_fmt("nvme", "nvme_complete_rq",
+				    &kw->fmt[KW_TP_COMPLETE]);
+	if (r == -ENOENT) {
+		snprintf(why, len, "no nvme:nvme_setup_cmd and nvme:nvme_complete_rq under %.200s/events (nvme_core not loaded yet?)",
+			 dir);
+	} else if (r || !kw->fmt[KW_TP_SETUP].opcode.size ||
+		   kw->fmt[KW_TP_SETUP].cdw10.size < 8 ||
+		   !kw->fmt[KW_TP_SETUP].ctrl_id.size ||
+		   !kw->fmt[KW_TP_SETUP].cid.size ||
+		   !kw->fmt[KW_TP_SETUP].qid.size ||
+		   !kw->fmt[KW_TP_COMPLETE].qid.size) {
+		snprintf(why, len, "unexpected nvme tracepoint format under %s",
+			 dir);
+		r = -EPROTO;
+	}
+	if (r)
+		memset(kw->fmt, 0, sizeof(kw->fmt));
+	return r;
+}
+
+/*
+ * The events: kprobes on the admin passthrough entry points (nothing on
+ * the I/O path), else the nvme tracepoints (they fire for every I/O).
+ * Both need nvme_core (its symbols, its events).
+ */
+static int load_events(struct vwc_kwatch *kw, char *why, size_t len)
+{
+	const char *want = getenv("VWC_KWATCH"), *dir;
+	char where[300], kwhy[200], path[512];
+	int r;
+
+	r = vwc_kw_tracefs_dir(&dir, where, sizeof(where), why, len);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "%s/events/nvme", dir);
+	if (access(path, F_OK)) {
+		snprintf(why, len, "no nvme events under %.200s/events (nvme_core not loaded yet?)",
+			 dir);
+		return -ENOENT;
+	}
+	if (!want || strcmp(want, "tracepoints")) {
+		r = vwc_kw_kprobes_create(&kw->kp, kw->fmt, kwhy, sizeof(kwhy));
+		if (!r) {
+			kw->kprobes = true;
+			snprintf(kw->how, sizeof(kw->how),
+				 "kprobes on the nvme admin passthrough (ioctl%s; %s)",
+				 kw->kp.uring ? ", io_uring" : "", where);
+			return 0;
+		}
+		vwc_warn("%s: falling back to the nvme tracepoints, which every I/O passes",
+			 kwhy);
+	} else {
+		snprintf(kwhy, sizeof(kwhy), "VWC_KWATCH=tracepoints");
+	}
+	r = load_tracepoints(kw, dir, why, len);
+	if (!r)
+		snprintf(kw->how, sizeof(kw->how), "nvme tracepoints (%s; %.200s)",
+			 where, kwhy);
+	return r;
 }
 
 int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
@@ -378,7 +306,8 @@ int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
 	if (!kw)
 		return -ENOMEM;
 	kw->page = sysconf(_SC_PAGESIZE);
-	r = load_formats(kw, why, len);
+	kw->self = (int)getpid();
+	r = load_events(kw, why, len);
 	if (r)
 		goto fail;
 	ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -392,14 +321,19 @@ int vwc_kwatch_open(struct vwc_kwatch **out, char *why, size_t len)
 		goto fail;
 	}
 	kw->nr_rings = (int)ncpu;
-	for (cpu = 0; cpu < ncpu; cpu++)
-		kw->rings[cpu].fd_setup = kw->rings[cpu].fd_complete = -1;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		int role;
+
+		for (role = 0; role < KW_NR_ROLES; role++)
+			kw->rings[cpu].fd[role] = -1;
+		kw->rings[cpu].owner = -1;
+	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		r = open_ring(kw, (int)cpu, &kw->rings[cpu]);
 		if (r == -ENODEV)	/* CPU offline: vwc_kwatch_add_cpus() */
 			continue;
 		if (r) {
-			snprintf(why, len, "perf_event_open on the nvme tracepoints (CPU %ld): %s%s",
+			snprintf(why, len, "perf_event_open on the kernel events (CPU %ld): %s%s",
 				 cpu, strerror(-r),
 				 r == -EMFILE ? " (raise LimitNOFILE=)" : "");
 			goto fail;
@@ -421,14 +355,19 @@ void vwc_kwatch_describe(char *buf, size_t len)
 {
 	char dir[256], path[512];
 
-	if (!tracefs_in_mounts(dir, sizeof(dir))) {
-		snprintf(buf, len, "tracefs is not mounted: watch mounts it at /sys/kernel/tracing and uses the nvme tracepoints");
+	if (!vwc_kw_tracefs_mounted(dir, sizeof(dir))) {
+		snprintf(buf, len, "tracefs is not mounted: watch mounts it at /sys/kernel/tracing and puts kprobes on the nvme admin passthrough (else the nvme tracepoints)");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/events/nvme/nvme_setup_cmd/format",
-		 dir);
-	if (access(path, F_OK))
-		snprintf(buf, len, "tracefs at %s, no nvme tracepoints (nvme_core not loaded): close events, udev and the safety net until they appear",
+	snprintf(path, sizeof(path), "%s/events/nvme", dir);
+	if (access(path, F_OK)) {
+		snprintf(buf, len, "tracefs at %s, nvme_core not loaded: close events, udev and the safety net until it is",
+			 dir);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/kprobe_events", dir);
+	if (!access(path, F_OK) && getenv("VWC_KWATCH") == NULL)
+		snprintf(buf, len, "kprobes on the nvme admin passthrough (tracefs at %s)",
 			 dir);
 	else
 		snprintf(buf, len, "nvme tracepoints (tracefs at %s)", dir);
@@ -454,108 +393,16 @@ int vwc_kwatch_pollfds(const struct vwc_kwatch *kw, struct pollfd *pfd,
 	int i, n = 0;
 
 	for (i = 0; kw && i < kw->nr_rings && n < max; i++) {
-		if (!kw->rings[i].base)
+		const struct kw_ring *g = &kw->rings[i];
+
+		if (!g->base)
 			continue;
-		pfd[n].fd = kw->rings[i].fd_setup;
+		pfd[n].fd = g->fd[g->owner];
 		pfd[n].events = POLLIN;
 		pfd[n].revents = 0;
 		n++;
 	}
 	return n;
-}
-
-/* A number field of the record, in the host's byte order (perf's). */
-static uint64_t get_uint(const uint8_t *raw, uint32_t rawlen,
-			 const struct kw_field *f)
-{
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	if (!f->size || f->offset + f->size > (int)rawlen)
-		return 0;
-	switch (f->size) {
-	case 1:
-		memcpy(&u8, raw + f->offset, 1);
-		return u8;
-	case 2:
-		memcpy(&u16, raw + f->offset, 2);
-		return u16;
-	case 4:	/* int ctrl_id, int qid: sign-extended */
-		memcpy(&u32, raw + f->offset, 4);
-		return (uint64_t)(int64_t)(int32_t)u32;
-	case 8:
-		memcpy(&u64, raw + f->offset, 8);
-		return u64;
-	}
-	return 0;
-}
-
-/* cdw10[24] holds the command's dwords as sent: little endian */
-static uint32_t le32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void push(struct vwc_kwatch *kw, const struct vwc_kw_event *ev)
-{
-	struct vwc_kw_event *arr;
-
-	if (kw->nr_evs == kw->cap_evs) {
-		int cap = kw->cap_evs ? kw->cap_evs * 2 : 64;
-
-		arr = realloc(kw->evs, cap * sizeof(*arr));
-		if (!arr)
-			return;
-		kw->evs = arr;
-		kw->cap_evs = cap;
-	}
-	kw->evs[kw->nr_evs++] = *ev;
-}
-
-static void decode(struct vwc_kwatch *kw, const uint8_t *rec, size_t size)
-{
-	const struct perf_event_header *h = (const void *)rec;
-	struct vwc_kw_event ev = { .ctrl = -1 };
-	const uint8_t *raw;
-	uint32_t rawlen;
-	uint16_t type;
-
-	if (h->type == PERF_RECORD_LOST) {
-		ev.kind = VWC_KW_LOST;
-		push(kw, &ev);
-		return;
-	}
-	if (h->type != PERF_RECORD_SAMPLE || size < sizeof(*h) + 12)
-		return;
-	memcpy(&ev.time, rec + sizeof(*h), 8);
-	memcpy(&rawlen, rec + sizeof(*h) + 8, 4);
-	raw = rec + sizeof(*h) + 12;
-	if (sizeof(*h) + 12 + rawlen > size || rawlen < 2)
-		return;
-	memcpy(&type, raw, 2);		/* common_type: the event's id */
-	if (type == kw->setup.id) {
-		const struct kw_field *c = &kw->setup.cdw10;
-		uint32_t cdw10;
-
-		if (c->size < 8 || c->offset + 8 > (int)rawlen)
-			return;
-		cdw10 = le32_at(raw + c->offset);
-		ev.cdw11 = le32_at(raw + c->offset + 4);
-		ev.kind = VWC_KW_SET_FEATURES;
-		ev.fid = cdw10 & 0xff;
-		ev.ctrl = (int)get_uint(raw, rawlen, &kw->setup.ctrl_id);
-		ev.cid = get_uint(raw, rawlen, &kw->setup.cid);
-	} else if (type == kw->complete.id) {
-		ev.kind = VWC_KW_COMPLETE;
-		ev.ctrl = (int)get_uint(raw, rawlen, &kw->complete.ctrl_id);
-		ev.cid = get_uint(raw, rawlen, &kw->complete.cid);
-	} else {
-		return;
-	}
-	push(kw, &ev);
 }
 
 static void drain_ring(struct vwc_kwatch *kw, struct kw_ring *g)
@@ -582,7 +429,8 @@ static void drain_ring(struct vwc_kwatch *kw, struct kw_ring *g)
 			n = size - off < h.size ? size - off : h.size;
 			memcpy(rec, data + off, n);
 			memcpy(rec + n, data, h.size - n);
-			decode(kw, rec, h.size);
+			vwc_kw_decode(kw->fmt, KW_NR_ROLES, rec, h.size,
+				      &kw->recs);
 		}
 		tail += h.size;
 	}
@@ -591,26 +439,136 @@ static void drain_ring(struct vwc_kwatch *kw, struct kw_ring *g)
 
 static int cmp_time(const void *a, const void *b)
 {
-	const struct vwc_kw_event *x = a, *y = b;
+	const struct kw_rec *x = a, *y = b;
 
-	return x->time < y->time ? -1 : x->time > y->time;
+	return x->ev.time < y->ev.time ? -1 : x->ev.time > y->ev.time;
+}
+
+/* every ring into kw->recs, oldest first */
+static void drain(struct vwc_kwatch *kw)
+{
+	int i;
+
+	for (i = 0; i < kw->nr_rings; i++)
+		if (kw->rings[i].base)
+			drain_ring(kw, &kw->rings[i]);
+	/* a submission on one CPU, its completion on another: by time */
+	if (kw->recs.n)	/* v may still be NULL: qsort(NULL, 0) is undefined */
+		qsort(kw->recs.v, kw->recs.n, sizeof(*kw->recs.v), cmp_time);
+}
+
+static struct kw_open *open_find(struct kw_open *open, int pid)
+{
+	int i;
+
+	for (i = 0; i < KW_OPEN_N; i++)
+		if (open[i].pid == pid)
+			return &open[i];
+	return NULL;
+}
+
+int vwc_kw_deliver(struct kw_open *open, struct kw_recs *recs, int self,
+		   void (*cb)(void *arg, const struct vwc_kw_event *ev),
+		   void *arg)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < recs->n; i++) {
+		struct kw_rec *r = &recs->v[i];
+		struct vwc_kw_event ev = r->ev;
+		struct kw_open *o;
+
+		switch (r->role) {
+		case KW_KP_ADMIN:
+			if (r->op == 0x0a && r->pid == self && ev.q) {
+				/* the sidecar's own Get Features 06h */
+				ev.kind = VWC_KW_OWN_GET;
+				ev.ctrl = -1;
+				ev.cid = 0;
+				break;
+			}
+			if (r->op != 0x09)
+				continue;
+			ev.kind = VWC_KW_SET_FEATURES;
+			ev.ctrl = -1;
+			ev.cid = (uint32_t)r->pid;
+			/* the thread's outstanding command (replaces one whose
+			 * return was missed), else a free or the oldest slot */
+			o = open_find(open, r->pid);
+			if (!o)
+				o = open_find(open, 0);
+			if (!o) {
+				o = &open[0];
+				for (j = 1; j < KW_OPEN_N; j++)
+					if (open[j].time < o->time)
+						o = &open[j];
+			}
+			o->pid = r->pid;
+			o->q = ev.q;
+			o->time = ev.time;
+			break;
+		case KW_KP_DONE:
+			o = r->pid ? open_find(open, r->pid) : NULL;
+			if (!o)
+				continue;
+			ev.kind = VWC_KW_COMPLETE;
+			ev.ctrl = -1;
+			ev.cid = (uint32_t)r->pid;
+			ev.q = o->q;
+			memset(o, 0, sizeof(*o));
+			break;
+		case KW_KP_URING:
+			/* no queue; its completion is any io_uring one: cid 0 */
+			ev.kind = VWC_KW_SET_FEATURES;
+			ev.ctrl = -1;
+			ev.cid = 0;
+			ev.q = 0;
+			break;
+		case KW_KP_URING_DONE:
+			ev.kind = VWC_KW_COMPLETE;
+			ev.ctrl = -1;
+			ev.cid = 0;
+			break;
+		default:
+			break;
+		}
+		cb(arg, &ev);
+		n++;
+	}
+	recs->n = 0;
+	return n;
+}
+
+void vwc_kwatch_add_queue(struct vwc_kwatch *kw, uint64_t q)
+{
+	char buf[KW_QUEUES_N * 28 + 64];
+	int i;
+
+	if (!kw || !q)
+		return;
+	for (i = 0; i < kw->nr_queues; i++)
+		if (kw->queues[i] == q)
+			return;
+	kw->queues[kw->next_queue] = q;
+	kw->next_queue = (kw->next_queue + 1) % KW_QUEUES_N;
+	if (kw->nr_queues < KW_QUEUES_N)
+		kw->nr_queues++;
+	if (!kw->fmt[KW_KP_URING_DONE].id)
+		return;
+	filter_of(kw, KW_KP_URING_DONE, buf, sizeof(buf));
+	for (i = 0; i < kw->nr_rings; i++) {
+		int fd = kw->rings[i].fd[KW_KP_URING_DONE];
+
+		if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, buf) < 0)
+			vwc_warn("io_uring completion filter on CPU %d: %s", i,
+				 strerror(errno));
+	}
 }
 
 int vwc_kwatch_read(struct vwc_kwatch *kw,
 		    void (*cb)(void *arg, const struct vwc_kw_event *ev),
 		    void *arg)
 {
-	int i, n;
-
-	kw->nr_evs = 0;
-	for (i = 0; i < kw->nr_rings; i++)
-		if (kw->rings[i].base)
-			drain_ring(kw, &kw->rings[i]);
-	/* a submission on one CPU, its completion on another: by time */
-	if (kw->nr_evs)	/* evs may still be NULL: qsort(NULL, 0) is undefined */
-		qsort(kw->evs, kw->nr_evs, sizeof(*kw->evs), cmp_time);
-	n = kw->nr_evs;
-	for (i = 0; i < n; i++)
-		cb(arg, &kw->evs[i]);
-	return n;
+	drain(kw);
+	return vwc_kw_deliver(kw->open, &kw->recs, kw->self, cb, arg);
 }

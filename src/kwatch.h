@@ -2,29 +2,40 @@
 /**
  * DOC: kwatch.h - kernel-side detection of admin Set Features
  *
- * The sidecar's way to see Set Features sent on any path, including
+ * The sidecar's way to see Set Features 06h sent on any path, including
  * through a descriptor a process keeps open, /dev/ngXnY and io_uring
- * passthrough: every NVMe command goes through nvme_setup_cmd(), which
- * fires the tracepoint nvme:nvme_setup_cmd. Two perf events per CPU,
+ * passthrough, without adding anything to the I/O path. Three dynamic
+ * events (kprobes, made through libtracefs under the system "vwc_<pid>")
+ * on the admin passthrough entry points of nvme_core, opened with
+ * perf_event_open(2) on every CPU into one ring per CPU:
  *
- *  - nvme:nvme_setup_cmd, filtered in the kernel to "qid == 0 &&
- *    opcode == 9" (admin Set Features), and
- *  - nvme:nvme_complete_rq, filtered to "qid == 0" (admin completions),
+ *  - "admin", on nvme_submit_user_cmd(q, cmd): every passthrough ioctl,
+ *    with the queue and the command's opcode, FID and WCE; filtered in
+ *    the kernel to Set Features 06h, and to Get Features 06h of the
+ *    sidecar itself (VWC_KW_OWN_GET), which is how it learns each
+ *    controller's admin queue (watch-fast.h);
+ *  - "done", its return: the ioctl waits for the completion;
+ *  - "uring", on nvme_dev_uring_cmd(): an admin command through io_uring,
+ *    whose controller is not known (the sidecar treats it as any
+ *    controller's) and whose completion is not seen.
  *
- * share one ring buffer per CPU. I/O commands fire the tracepoints too
- * but the kernel's filter drops them before anything reaches userspace;
- * their cost on the I/O path is measured in bench/results/.
+ * Where kprobes cannot be made (no CONFIG_KPROBE_EVENTS, lockdown
+ * "confidentiality"), or with VWC_KWATCH=tracepoints in the environment,
+ * the nvme tracepoints are used instead: nvme:nvme_setup_cmd filtered to
+ * "qid == 0 && opcode == 9" and nvme:nvme_complete_rq filtered to
+ * "qid == 0". Every I/O fires those two; their cost on the I/O path is
+ * measured in bench/results/io-cost*.txt.
  *
  * libtracefs finds tracefs, or mounts it at /sys/kernel/tracing as
  * systemd does when nothing has; libtraceevent reads the events' "format"
- * files, so no kernel version's layout is assumed. Records are decoded in
- * the host's byte order (CDW10 and CDW11, copied from the command as
- * sent, are little endian). Two descriptors per CPU: RLIMIT_NOFILE's soft
- * limit is raised to the hard one when it is short of that. Needs
- * CAP_SYS_ADMIN (Debian sets perf_event_paranoid to 3) and the
- * perf_event_open system call; without them, or without the nvme events
- * (nvme_core not loaded yet), vwc_kwatch_open() fails and the sidecar
- * relies on its other events until it tries again.
+ * files, so no kernel version's layout is assumed beyond the functions'
+ * arguments. Records are decoded in the host's byte order (the command's
+ * bytes are fetched one by one from its little-endian dwords). Up to three
+ * descriptors per CPU: RLIMIT_NOFILE's soft limit is raised to the hard
+ * one when it is short of that. Needs CAP_SYS_ADMIN and the
+ * perf_event_open system call; without them, or without nvme_core (its
+ * symbols and events), vwc_kwatch_open() fails and the sidecar relies on
+ * its other events until it tries again.
  */
 #ifndef VWC_KWATCH_H
 #define VWC_KWATCH_H
@@ -40,24 +51,32 @@ enum vwc_kw_kind {
 	VWC_KW_SET_FEATURES,	/* admin Set Features submitted */
 	VWC_KW_COMPLETE,	/* an admin command completed */
 	VWC_KW_LOST,		/* the ring overflowed: anything may have happened */
+	VWC_KW_OWN_GET,		/* kprobes: this process's own Get Features 06h:
+				 * @q is the queue of the controller it read */
 };
 
 /**
  * struct vwc_kw_event - one decoded event
  * @kind:	see &enum vwc_kw_kind
- * @ctrl:	controller instance (N of nvmeN), -1 for VWC_KW_LOST
- * @cid:	command identifier, to pair a submission with its completion
+ * @ctrl:	controller instance (N of nvmeN); -1 when not known (kprobes:
+ *		see @q) and for VWC_KW_LOST
+ * @cid:	what pairs a submission with its completion: the command
+ *		identifier (tracepoints) or the submitting thread (kprobes);
+ *		0: no completion will be seen (io_uring)
  * @fid:	Set Features: feature identifier (CDW10 bits 7:0)
  * @cdw11:	Set Features: CDW11 (for feature 06h, bit 0 is WCE)
  * @time:	CLOCK_MONOTONIC, nanoseconds (when the kernel saw it)
+ * @q:		kprobes: the admin queue's kernel address, the controller's
+ *		mark (see VWC_KW_OWN_GET); 0 when not known
  */
 struct vwc_kw_event {
 	enum vwc_kw_kind kind;
 	int ctrl;
-	uint16_t cid;
+	uint32_t cid;
 	uint8_t fid;
 	uint32_t cdw11;
 	uint64_t time;
+	uint64_t q;
 };
 
 /**
@@ -140,6 +159,22 @@ int vwc_kwatch_nr_fds(const struct vwc_kwatch *kw);
 int vwc_kwatch_read(struct vwc_kwatch *kw,
 		    void (*cb)(void *arg, const struct vwc_kw_event *ev),
 		    void *arg);
+
+/**
+ * vwc_kwatch_add_queue() - a controller's admin queue became known
+ * @kw:	watcher (may be NULL)
+ * @q:	the queue (VWC_KW_OWN_GET's)
+ *
+ * io_uring completions on it pass the kernel's filter from now on.
+ */
+void vwc_kwatch_add_queue(struct vwc_kwatch *kw, uint64_t q);
+
+/**
+ * vwc_kwatch_clock() - now, on the events' clock
+ *
+ * Return: CLOCK_MONOTONIC in nanoseconds.
+ */
+uint64_t vwc_kwatch_clock(void);
 
 /**
  * vwc_kwatch_close() - detach and free

@@ -45,8 +45,11 @@ void vwc_log(int prio, const char *fmt, ...)
 		va_end(ap);
 	}
 	va_start(ap, fmt);
+	/* one line at a time: the sidecar's fast path is a thread */
+	flockfile(stderr);
 	fputs("nvme-vwc-sync: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	va_end(ap);
 }

@@ -114,4 +114,14 @@ void vwc_watch_check_modes(struct vwc_watcher *wr);
  */
 void vwc_watch_write_textfile(struct vwc_watcher *wr);
 
+/**
+ * vwc_watch_publish_fast() - hand the fast path the current controllers
+ * @wr:	the sidecar
+ *
+ * Each controller's instance, admin queue and namespaces (those
+ * configured "ignore" left out), for the write back it writes on its own
+ * (watch-fast.h). After every change of the topology or a queue learned.
+ */
+void vwc_watch_publish_fast(struct vwc_watcher *wr);
+
 #endif

@@ -13,7 +13,7 @@
 
 #include <libudev.h>
 
-#include "kwatch.h"
+#include "watch-fast.h"
 #include "log.h"
 #include "watch-sources.h"
 #include "watch.h"
@@ -64,7 +64,7 @@ void vwc_src_close(struct vwc_watch_src *s)
 		udev_monitor_unref(s->mon);
 	if (s->kmon)
 		udev_monitor_unref(s->kmon);
-	vwc_kwatch_close(s->kw);
+	vwc_fast_stop(s->fast);
 	if (s->ifd > 0)
 		close(s->ifd);
 	free(s->wds);
@@ -240,7 +240,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 				vwc_info("uevent %s %s", action, sysname);
 				/* its old events are dead: opened anew */
 				if (sysname && sscanf(sysname, "cpu%d", &cpu) == 1)
-					vwc_kwatch_cpu_gone(s->kw, cpu);
+					vwc_fast_cpu_gone(s->fast, cpu);
 				/* the poll set changes either way */
 				w->attach = true;
 			}
@@ -286,25 +286,40 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 	}
 }
 
-struct kw_ctx {
-	struct vwc_watch *w;
-	void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c);
-};
-
-static void on_kernel_event(void *arg, const struct vwc_kw_event *ev)
+void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
+		       void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c))
 {
-	struct kw_ctx *k = arg;
-	struct vwc_wctrl *c = vwc_watch_note_kernel(k->w, ev, now_s());
+	struct vwc_fast_msg m[64];
+	int n, i, j;
 
-	if (c)
-		k->wb(k->w, c);
-}
+	while ((n = vwc_fast_read(s->fast, m, 64)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct vwc_wctrl *c;
 
-void vwc_src_read_kwatch(struct vwc_watch_src *s, struct vwc_watch *w,
-			 void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c))
-{
-	struct kw_ctx k = { w, wb };
-
-	if (s->kw)
-		vwc_kwatch_read(s->kw, on_kernel_event, &k);
+			if (m[i].kind == VWC_FAST_LEARNED) {
+				for (j = 0; j < w->nr_ctrl; j++) {
+					c = &w->ctrl[j];
+					if (c->instance == m[i].instance)
+						vwc_watch_learn_queue(w, c,
+								      m[i].q);
+				}
+				continue;
+			}
+			if (m[i].kind == VWC_FAST_LOST)
+				m[i].ev.kind = VWC_KW_LOST;
+			/* the fast path wrote write back already: the
+			 * model's write back finds nothing to write */
+			if (vwc_watch_note_kernel(w, &m[i].ev, now_s()) <= 0)
+				continue;
+			for (j = 0; j < w->nr_ctrl; j++) {
+				c = &w->ctrl[j];
+				if (!c->wb_now)
+					continue;
+				c->wb_now = false;
+				wb(w, c);
+			}
+		}
+		if (n < 64)
+			break;
+	}
 }

@@ -11,7 +11,9 @@
  *    process that sent a passthrough command closes the node afterwards),
  *    IN_CLOSE_WRITE on reset_controller and rescan_controller; a queue
  *    overflow asks for a full rescan;
- *  - kwatch (kwatch.h): Set Features 06h on the nvme tracepoints.
+ *  - the fast path (watch-fast.h): the kernel-side detection of Set
+ *    Features 06h, in a thread of its own that writes write back at once,
+ *    its events handed on to the model.
  */
 #ifndef VWC_WATCH_SOURCES_H
 #define VWC_WATCH_SOURCES_H
@@ -23,7 +25,7 @@
 
 struct udev;
 struct udev_monitor;
-struct vwc_kwatch;
+struct vwc_fast;
 struct vwc_watch;
 struct vwc_wctrl;
 
@@ -44,7 +46,7 @@ struct vwc_wd {
  * @ifd:	inotify descriptor
  * @mon:	udevd's events
  * @kmon:	the kernel's events, NULL if unavailable
- * @kw:		the nvme tracepoints, NULL if unavailable
+ * @fast:	the kernel-side detection's thread, NULL if unavailable
  */
 struct vwc_watch_src {
 	int ifd;
@@ -52,7 +54,7 @@ struct vwc_watch_src {
 	int nr_wds;
 	bool inotify_full_warned;
 	struct udev_monitor *mon, *kmon;
-	struct vwc_kwatch *kw;
+	struct vwc_fast *fast;
 };
 
 /**
@@ -112,7 +114,7 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
 /**
  * vwc_src_read_udev() - feed the model a udev monitor's events
  * @s:		sources (a CPU's offline or online event lets its
- *		tracepoint ring go: see vwc_kwatch_cpu_gone())
+ *		kernel-event ring go: see vwc_kwatch_cpu_gone())
  * @w:		model
  * @mon:	@s->mon or @s->kmon
  * @kernel:	@mon is the kernel's group: only change events are taken
@@ -121,13 +123,14 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 		       struct udev_monitor *mon, bool kernel);
 
 /**
- * vwc_src_read_kwatch() - feed the model the tracepoints' events
+ * vwc_src_read_fast() - feed the model what the fast path saw
  * @s:		sources
  * @w:		model
- * @wb:		called at once for a controller that got a Set Features
- *		06h with WCE=1 (the safe direction, before anything else)
+ * @wb:		called for a controller that got a Set Features 06h with
+ *		WCE=1 (the fast path wrote write back already; this keeps
+ *		the model's expectations and writes what it missed)
  */
-void vwc_src_read_kwatch(struct vwc_watch_src *s, struct vwc_watch *w,
-			 void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c));
+void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
+		       void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c));
 
 #endif

@@ -25,6 +25,7 @@
 #define VWC_WATCH_SETTLE_N	3	/* re-checks after reset/rescan */
 #define VWC_WATCH_PENDING_S	2.0	/* a completion never seen */
 #define VWC_WATCH_EXPIRED_N	16	/* timed-out cids still listened to */
+#define VWC_WATCH_PENDING_N	16	/* Set Features 06h in flight, kept */
 #define VWC_WATCH_OPEN_MIN_S	0.05	/* open retry: first delay */
 #define VWC_WATCH_OPEN_MAX_S	5.0	/* open retry: longest delay */
 #define VWC_WATCH_HOLD_S	1.0	/* idle descriptor: closed after */
@@ -53,11 +54,29 @@ struct vwc_watch;
  * @arm_smart:	SMART critical warning events to enable again
  * @known:	@facts, @vwc and @critical_warning are valid
  * @settle:	pending re-checks (monotonic seconds, 0 none)
- * @pending:	cids of Set Features 06h submitted, not completed
- * @expired:	cids whose completion was not seen in time (ring)
+ * @pending:	Set Features 06h submitted, not completed (the pending
+ *		timeout reads WCE when none is seen)
+ * @expired:	those whose completion was not seen in time (ring), +1
+ * @admin_q:	the admin queue's kernel address (kprobes name the
+ *		controller by it), learned from the sidecar's own Get
+ *		Features; 0 not known
+ * @wb_now:	vwc_watch_note_kernel() says: write back now
  * @wb_since:	when the kernel saw the last Set Features 06h with WCE=1
  *		(monotonic seconds), for the reaction's figure
  */
+/**
+ * struct vwc_wpending - a Set Features 06h submitted, not completed
+ * @cid:	its cid (tracepoints) or thread (kprobes)
+ * @wce:	the WCE it sets
+ * @uring:	through io_uring (kprobes): no cid, any io_uring completion
+ *		on the controller may be its; it ends when WCE reads @wce
+ */
+struct vwc_wpending {
+	uint32_t cid;
+	uint8_t wce;
+	bool uring;
+};
+
 struct vwc_wctrl {
 	char name[VWC_NAME_LEN];
 	int instance;
@@ -71,12 +90,14 @@ struct vwc_wctrl {
 	struct vwc_facts facts;
 	uint8_t vwc, critical_warning;
 	double settle[VWC_WATCH_SETTLE_N];
-	uint16_t *pending;
+	struct vwc_wpending pending[VWC_WATCH_PENDING_N];
 	int nr_pending;
 	double pending_since;
-	int expired[VWC_WATCH_EXPIRED_N];
+	int64_t expired[VWC_WATCH_EXPIRED_N];
 	int expired_next;
 	double wb_since;
+	uint64_t admin_q;
+	bool wb_now;
 	bool seen;
 };
 
@@ -228,20 +249,43 @@ void vwc_watch_note_gone(struct vwc_watch *w, const char *name);
 void vwc_watch_note_all(struct vwc_watch *w);
 
 /**
- * vwc_watch_note_kernel() - an event from the nvme tracepoints
+ * vwc_watch_note_kernel() - an event of the kernel-side detection
  * @w:		model
  * @ev:		the event
  * @now:	monotonic seconds
  *
- * A Set Features 06h is pending until its completion; a completion that
- * comes after the pending timeout is still taken as a WCE change.
+ * The controller is @ev->ctrl (tracepoints) or the one whose admin queue
+ * is @ev->q (kprobes); when none is known, the event is every
+ * controller's. A Set Features 06h is pending until its completion; a
+ * completion that comes after the pending timeout is still taken as a
+ * WCE change.
  *
- * Return: the controller to put in write back now (a Set Features 06h
- * with WCE=1 was submitted to it), or NULL.
+ * Return: how many controllers to put in write back now (a Set Features
+ * 06h with WCE=1 was submitted to them): those with @wb_now set.
  */
-struct vwc_wctrl *vwc_watch_note_kernel(struct vwc_watch *w,
-					const struct vwc_kw_event *ev,
-					double now);
+int vwc_watch_note_kernel(struct vwc_watch *w, const struct vwc_kw_event *ev,
+			  double now);
+
+/**
+ * vwc_watch_learn_queue() - the admin queue a controller's commands use
+ * @w:	model
+ * @c:	the controller the sidecar just read
+ * @q:	its queue (vwc_kwatch_learn())
+ */
+void vwc_watch_learn_queue(struct vwc_watch *w, struct vwc_wctrl *c,
+			   uint64_t q);
+
+/**
+ * vwc_watch_confirm() - WCE was just read from a controller
+ * @c:		the controller
+ * @wce:	what it read
+ *
+ * A Set Features 06h through io_uring, whose own completion cannot be told
+ * from another io_uring command's, has taken effect once WCE reads what
+ * it sets: it is no longer pending then. (Acting on that value is right
+ * whenever the command completes: it sets the same.)
+ */
+void vwc_watch_confirm(struct vwc_wctrl *c, enum vwc_tri wce);
 
 /**
  * vwc_watch_safety_net() - the periodic round

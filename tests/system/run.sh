@@ -46,7 +46,9 @@
 # Environment: VWC_SYSTEM_OUT (logs; default build/system in the
 # repository), VWC_DEBS_FROM=head (build the packages from the last commit,
 # see build-debs.sh --head), VWC_DEBS_OPTS (more options for build-debs.sh,
-# e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 900),
+# e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 1500: a boot
+# that installs the package rebuilds the initramfs, dracut's taking
+# minutes under TCG on a slow host; 900 ran out once at load 13),
 # VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
 # VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
 # number of cores), VWC_CACHE_DIR.
@@ -59,7 +61,7 @@ REPO=$PWD
 trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
-TIMEOUT=${VWC_SYSTEM_TIMEOUT:-900}
+TIMEOUT=${VWC_SYSTEM_TIMEOUT:-1500}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
 # shellcheck disable=SC2086 # word splitting intended
 # (the longest first: two workers take them in this order)

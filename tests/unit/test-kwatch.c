@@ -1,52 +1,69 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The nvme tracepoint format parser and the perf record decoder (static in
- * src/kwatch.c, hence included). Regression for a crash tests/fuzz found:
- * a negative offset in a format line made decode() read before the record.
+ * kwatch's logic without a kernel: the event formats read by
+ * libtraceevent, the perf record decoder (tracepoints and kprobes), the
+ * pairing of a passthrough Set Features with its return, io_uring's two
+ * command places and completions, and the sidecar's own Get Features
+ * (how it learns a controller's admin queue). Regression for a crash tests/fuzz found: a
+ * negative offset in a format line made the decoder read before the
+ * record.
  */
 #include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "../../src/kwatch.c"
+#include "kwatch-int.h"
 #include "tap.h"
 
-/* one PERF_RECORD_SAMPLE (TIME | RAW) with a Set Features at the offsets */
-static size_t mkrec(uint8_t *buf, uint16_t type, int ctrl, uint16_t cid,
-		    uint32_t cdw10, uint32_t cdw11)
+#define RAWMAX 128
+
+/* one PERF_RECORD_SAMPLE (TIME | RAW) holding @raw */
+static uint8_t *mkrec(const uint8_t *raw, uint32_t rawlen, uint64_t time,
+		      size_t *n)
 {
 	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE };
-	uint8_t raw[88] = { 0 };
-	uint64_t time = 42;
-	uint32_t rawlen = sizeof(raw);
+	uint8_t *buf;
 
-	memcpy(raw, &type, 2);
-	memcpy(raw + 40, &ctrl, 4);
-	raw[48] = 9;
-	memcpy(raw + 52, &cid, 2);
-	memcpy(raw + 61, &cdw10, 4);
-	memcpy(raw + 65, &cdw11, 4);
-	h.size = sizeof(h) + 12 + sizeof(raw);
+	h.size = sizeof(h) + 12 + rawlen;
+	buf = malloc(h.size);	/* exact size: ASan sees a read outside */
+	if (!buf)
+		abort();
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), &time, 8);
 	memcpy(buf + sizeof(h) + 8, &rawlen, 4);
-	memcpy(buf + sizeof(h) + 12, raw, sizeof(raw));
-	return h.size;
+	memcpy(buf + sizeof(h) + 12, raw, rawlen);
+	*n = h.size;
+	return buf;
+}
+
+static void feed(const struct kw_event_fmt *fmt, const uint8_t *raw,
+		 uint32_t rawlen, uint64_t time, struct kw_recs *out)
+{
+	size_t n;
+	uint8_t *rec = mkrec(raw, rawlen, time, &n);
+
+	vwc_kw_decode(fmt, KW_NR_ROLES, rec, n, out);
+	free(rec);
 }
 
 static void parse(struct kw_event_fmt *f, const char *text)
 {
-	fmt_parse(text, strlen(text), f);
+	vwc_kw_fmt_parse(text, strlen(text), "nvme", f);
 }
 
-/* events/nvme/nvme_setup_cmd/format as 6.1 to 7.2 have it */
-#define FMT(cdw10_off, cdw10_size) \
-	"name: nvme_setup_cmd\n" \
-	"ID: 257\n" \
+#define COMMON \
 	"format:\n" \
 	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
 	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
 	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n" \
-	"\n" \
+	"\n"
+
+/* events/nvme/nvme_setup_cmd/format as 6.1 to 7.2 have it */
+#define FMT(cdw10_off, cdw10_size) \
+	"name: nvme_setup_cmd\n" \
+	"ID: 257\n" \
+	COMMON \
 	"\tfield:char disk[32];\toffset:8;\tsize:32;\tsigned:1;\n" \
 	"\tfield:int ctrl_id;\toffset:40;\tsize:4;\tsigned:1;\n" \
 	"\tfield:int qid;\toffset:44;\tsize:4;\tsigned:1;\n" \
@@ -60,74 +77,311 @@ static void parse(struct kw_event_fmt *f, const char *text)
 	"\n" \
 	"print fmt: \"nvme%d: qid=%d, cmdid=%u\", REC->ctrl_id, REC->qid, REC->cid\n"
 
-int main(void)
-{
-	struct vwc_kwatch kw;
-	uint8_t buf[256], *rec;
-	size_t n;
+/* events/vwc_<pid>/admin/format as 6.12 shows it (seen in a guest) */
+static const char FMT_ADMIN[] =
+	"name: admin\n"
+	"ID: 1637\n"
+	COMMON
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 q;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u8 op;\toffset:24;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 fid;\toffset:25;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 wce;\toffset:26;\tsize:1;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx) q=0x%Lx op=%u fid=%u wce=%u\", REC->__probe_ip, REC->q, REC->op, REC->fid, REC->wce\n";
 
-	memset(&kw, 0, sizeof(kw));
-	parse(&kw.setup, FMT("61", "24"));
-	ok(kw.setup.id == 257 && kw.setup.ctrl_id.offset == 40 &&
-	   kw.setup.ctrl_id.size == 4 && kw.setup.cid.offset == 52 &&
-	   kw.setup.cid.size == 2 && kw.setup.opcode.offset == 48 &&
-	   kw.setup.cdw10.offset == 61 && kw.setup.cdw10.size == 24,
-	   "format read by libtraceevent: id, offsets and sizes");
-	kw.setup.id = 0x101;
-	n = mkrec(buf, 0x101, 3, 7, 0x06, 0x1);
-	rec = malloc(n);	/* exact size: ASan sees a read outside */
-	if (!rec) {
-		ok(0, "malloc");
-		return tap_done();
-	}
-	memcpy(rec, buf, n);
-	decode(&kw, rec, n);
-	ok(kw.nr_evs == 1 && kw.evs[0].kind == VWC_KW_SET_FEATURES &&
-	   kw.evs[0].ctrl == 3 && kw.evs[0].cid == 7 && kw.evs[0].fid == 6 &&
-	   kw.evs[0].cdw11 == 1, "Set Features 06h decoded");
+static const char FMT_DONE[] =
+	"name: done\n"
+	"ID: 1638\n"
+	COMMON
+	"\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 ret;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx <- %lx) ret=0x%Lx\", REC->__probe_func, REC->__probe_ret_ip, REC->ret\n";
+
+static const char FMT_URING[] =
+	"name: uring\n"
+	"ID: 1639\n"
+	COMMON
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u8 aop;\toffset:16;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 afid;\toffset:17;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 awce;\toffset:18;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bop;\toffset:19;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bfid;\toffset:20;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bwce;\toffset:21;\tsize:1;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx) aop=%u\", REC->__probe_ip, REC->aop\n";
+
+static const char FMT_URING_DONE[] =
+	"name: uring_done\n"
+	"ID: 1640\n"
+	COMMON
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u64 q;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx) q=0x%Lx\", REC->__probe_ip, REC->q\n";
+
+static void tp_raw(uint8_t *raw, uint16_t type, int ctrl, uint16_t cid,
+		   uint32_t cdw10, uint32_t cdw11)
+{
+	memset(raw, 0, 88);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 40, &ctrl, 4);
+	raw[48] = 9;
+	memcpy(raw + 52, &cid, 2);
+	memcpy(raw + 61, &cdw10, 4);
+	memcpy(raw + 65, &cdw11, 4);
+}
+
+static void admin_raw(uint8_t *raw, int pid, uint64_t q, uint8_t op,
+		      uint8_t fid, uint8_t wce)
+{
+	uint16_t type = 1637;
+
+	memset(raw, 0, 27);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &pid, 4);
+	memcpy(raw + 16, &q, 8);
+	raw[24] = op;
+	raw[25] = fid;
+	raw[26] = wce;
+}
+
+static void done_raw(uint8_t *raw, int pid)
+{
+	uint16_t type = 1638;
+
+	memset(raw, 0, 32);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &pid, 4);
+}
+
+static void uring_raw(uint8_t *raw, int pid, const uint8_t ab[6])
+{
+	uint16_t type = 1639;
+
+	memset(raw, 0, 22);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &pid, 4);
+	memcpy(raw + 16, ab, 6);
+}
+
+static struct vwc_kw_event got[16];
+static int nr_got;
+
+static void collect(void *arg, const struct vwc_kw_event *ev)
+{
+	(void)arg;
+	if (nr_got < 16)
+		got[nr_got++] = *ev;
+}
+
+static void deliver(struct kw_open *open, struct kw_recs *recs)
+{
+	nr_got = 0;
+	vwc_kw_deliver(open, recs, 42, collect, NULL);
+}
+
+static void tracepoints(void)
+{
+	struct kw_event_fmt fmt[KW_NR_ROLES];
+	struct kw_recs recs = { 0 };
+	uint8_t raw[RAWMAX];
+
+	memset(fmt, 0, sizeof(fmt));
+	parse(&fmt[KW_TP_SETUP], FMT("61", "24"));
+	ok(fmt[KW_TP_SETUP].id == 257 && fmt[KW_TP_SETUP].ctrl_id.offset == 40 &&
+	   fmt[KW_TP_SETUP].ctrl_id.size == 4 && fmt[KW_TP_SETUP].cid.offset == 52 &&
+	   fmt[KW_TP_SETUP].cid.size == 2 && fmt[KW_TP_SETUP].opcode.offset == 48 &&
+	   fmt[KW_TP_SETUP].cdw10.offset == 61 && fmt[KW_TP_SETUP].cdw10.size == 24,
+	   "tracepoint format read by libtraceevent: id, offsets and sizes");
+	fmt[KW_TP_SETUP].id = 0x101;
+	tp_raw(raw, 0x101, 3, 7, 0x06, 0x1);
+	feed(fmt, raw, 88, 42, &recs);
+	ok(recs.n == 1 && recs.v[0].ev.kind == VWC_KW_SET_FEATURES &&
+	   recs.v[0].ev.ctrl == 3 && recs.v[0].ev.cid == 7 &&
+	   recs.v[0].ev.fid == 6 && recs.v[0].ev.cdw11 == 1,
+	   "tracepoint: Set Features 06h decoded");
+	recs.n = 0;
 
 	/* CDW10/CDW11 are the command's little-endian dwords on any host */
 	{
 		uint8_t le[8] = { 0x06, 0, 0, 0, 0x01, 0, 0, 0x80 };
 
-		memcpy(rec + sizeof(struct perf_event_header) + 12 + 61, le, 8);
-		kw.nr_evs = 0;
-		decode(&kw, rec, n);
-		ok(kw.nr_evs == 1 && kw.evs[0].fid == 6 &&
-		   kw.evs[0].cdw11 == 0x80000001u,
+		memcpy(raw + 61, le, 8);
+		feed(fmt, raw, 88, 42, &recs);
+		ok(recs.n == 1 && recs.v[0].ev.fid == 6 &&
+		   recs.v[0].ev.cdw11 == 0x80000001u,
 		   "cdw10/cdw11 read as little endian bytes");
+		recs.n = 0;
 	}
 	/* ctrl_id is the host's int: -1 stays -1 */
 	{
 		int m1 = -1;
 
-		memcpy(rec + sizeof(struct perf_event_header) + 12 + 40, &m1, 4);
-		kw.nr_evs = 0;
-		decode(&kw, rec, n);
-		ok(kw.nr_evs == 1 && kw.evs[0].ctrl == -1,
+		memcpy(raw + 40, &m1, 4);
+		feed(fmt, raw, 88, 42, &recs);
+		ok(recs.n == 1 && recs.v[0].ev.ctrl == -1,
 		   "ctrl_id read in host byte order, sign kept");
+		recs.n = 0;
 		m1 = 3;
-		memcpy(rec + sizeof(struct perf_event_header) + 12 + 40, &m1, 4);
+		memcpy(raw + 40, &m1, 4);
 	}
 
 	/* the fuzzer's crash: a negative offset must not be taken */
-	parse(&kw.setup, FMT("-61", "24"));
-	ok(kw.setup.cdw10.size == 0 && kw.setup.cdw10.offset == 0,
+	parse(&fmt[KW_TP_SETUP], FMT("-61", "24"));
+	ok(fmt[KW_TP_SETUP].cdw10.size == 0 && fmt[KW_TP_SETUP].cdw10.offset == 0,
 	   "negative offset rejected");
-	parse(&kw.setup, FMT("99999999999", "24"));
-	ok(kw.setup.cdw10.size == 0, "offset out of range rejected");
-	kw.setup.id = 0x101;
-	kw.nr_evs = 0;
-	decode(&kw, rec, n);	/* ASan: no read before the record */
-	ok(kw.nr_evs == 0,
+	parse(&fmt[KW_TP_SETUP], FMT("99999999999", "24"));
+	ok(fmt[KW_TP_SETUP].cdw10.size == 0, "offset out of range rejected");
+	fmt[KW_TP_SETUP].id = 0x101;
+	feed(fmt, raw, 88, 42, &recs);	/* ASan: no read before the record */
+	ok(recs.n == 0,
 	   "without a cdw10 field nothing is decoded, nothing read outside");
-	parse(&kw.setup, FMT("61", "4"));
-	kw.setup.id = 0x101;
-	kw.nr_evs = 0;
-	decode(&kw, rec, n);
-	ok(kw.nr_evs == 0, "cdw10 too short for CDW11: not decoded");
-	ok(fmt_parse("garbage", 7, &kw.setup) != 0, "not a format: refused");
-	free(rec);
-	free(kw.evs);
+	parse(&fmt[KW_TP_SETUP], FMT("61", "4"));
+	fmt[KW_TP_SETUP].id = 0x101;
+	feed(fmt, raw, 88, 42, &recs);
+	ok(recs.n == 0, "cdw10 too short for CDW11: not decoded");
+	ok(vwc_kw_fmt_parse("garbage", 7, "nvme", &fmt[KW_TP_SETUP]) != 0,
+	   "not a format: refused");
+	free(recs.v);
+}
+
+static void kprobes(void)
+{
+	struct kw_event_fmt fmt[KW_NR_ROLES];
+	struct kw_open open[KW_OPEN_N];
+	struct kw_recs recs = { 0 };
+	uint8_t raw[RAWMAX];
+	uint64_t q = 0xff41f3c8825aa5d0ull, q2 = 0xff41f3c8825ab000ull;
+	int i;
+
+	memset(fmt, 0, sizeof(fmt));
+	memset(open, 0, sizeof(open));
+	ok(!vwc_kw_fmt_parse(FMT_ADMIN, strlen(FMT_ADMIN), "vwc_1",
+			     &fmt[KW_KP_ADMIN]) &&
+	   fmt[KW_KP_ADMIN].id == 1637 && fmt[KW_KP_ADMIN].pid.offset == 4 &&
+	   fmt[KW_KP_ADMIN].q.offset == 16 && fmt[KW_KP_ADMIN].q.size == 8 &&
+	   fmt[KW_KP_ADMIN].fid.offset == 25 && fmt[KW_KP_ADMIN].wce.offset == 26,
+	   "kprobe format read: common_pid, q, op, fid, wce");
+	ok(!vwc_kw_fmt_parse(FMT_DONE, strlen(FMT_DONE), "vwc_1",
+			     &fmt[KW_KP_DONE]) && fmt[KW_KP_DONE].id == 1638 &&
+	   !vwc_kw_fmt_parse(FMT_URING, strlen(FMT_URING), "vwc_1",
+			     &fmt[KW_KP_URING]) && fmt[KW_KP_URING].bwce.offset == 21,
+	   "kretprobe and io_uring formats read");
+
+	/* another thread's Set Features 06h WCE=1, its return */
+	admin_raw(raw, 500, q, 0x09, 0x06, 1);
+	feed(fmt, raw, 27, 100, &recs);
+	done_raw(raw, 500);
+	feed(fmt, raw, 32, 200, &recs);
+	done_raw(raw, 501);		/* a return with nothing outstanding */
+	feed(fmt, raw, 32, 300, &recs);
+	deliver(open, &recs);
+	ok(nr_got == 2 && got[0].kind == VWC_KW_SET_FEATURES &&
+	   got[0].ctrl == -1 && got[0].cid == 500 && got[0].q == q &&
+	   got[0].fid == 6 && got[0].cdw11 == 1 && got[0].time == 100,
+	   "ioctl Set Features 06h: the thread and the queue, WCE=1");
+	ok(nr_got == 2 && got[1].kind == VWC_KW_COMPLETE && got[1].cid == 500 &&
+	   got[1].q == q && got[1].time == 200,
+	   "its return is its completion, with its queue; another thread's return is nothing");
+	ok(recs.n == 0 && open[0].pid == 0, "delivered records and the outstanding slot let go");
+
+	/* the return comes in a later read */
+	admin_raw(raw, 600, q2, 0x09, 0x06, 0);
+	feed(fmt, raw, 27, 400, &recs);
+	deliver(open, &recs);
+	done_raw(raw, 600);
+	feed(fmt, raw, 32, 500, &recs);
+	deliver(open, &recs);
+	ok(nr_got == 1 && got[0].kind == VWC_KW_COMPLETE && got[0].q == q2,
+	   "a return read after its submission's read still pairs");
+
+	/* learning: the sidecar's own Get Features 06h (pid 42) */
+	admin_raw(raw, 42, q2, 0x0a, 0x06, 0);
+	feed(fmt, raw, 27, 2000, &recs);
+	admin_raw(raw, 43, q, 0x0a, 0x06, 0);	/* not ours */
+	feed(fmt, raw, 27, 2100, &recs);
+	admin_raw(raw, 700, q2, 0x09, 0x06, 1);
+	feed(fmt, raw, 27, 2200, &recs);
+	deliver(open, &recs);
+	ok(nr_got == 2 && got[0].kind == VWC_KW_OWN_GET && got[0].q == q2 &&
+	   got[0].time == 2000 && got[1].kind == VWC_KW_SET_FEATURES &&
+	   got[1].cid == 700,
+	   "its own Get Features 06h: VWC_KW_OWN_GET with the queue; another's Get Features: nothing");
+	memset(open, 0, sizeof(open));
+
+	/* io_uring: the command at either place */
+	{
+		const uint8_t a1[6] = { 0x09, 0x06, 1, 0, 0, 0 };
+		const uint8_t b0[6] = { 46, 0, 0, 0x09, 0x06, 0 };
+		const uint8_t b1[6] = { 46, 0, 0, 0x09, 0x06, 1 };
+		const uint8_t get[6] = { 46, 0, 0, 0x0a, 0x06, 0 };
+
+		uring_raw(raw, 800, a1);
+		feed(fmt, raw, 22, 10, &recs);
+		uring_raw(raw, 800, b0);
+		feed(fmt, raw, 22, 20, &recs);
+		uring_raw(raw, 800, b1);
+		feed(fmt, raw, 22, 30, &recs);
+		uring_raw(raw, 800, get);
+		feed(fmt, raw, 22, 40, &recs);
+		deliver(open, &recs);
+		ok(nr_got == 3 && got[0].cdw11 == 1 && got[1].cdw11 == 0 &&
+		   got[2].cdw11 == 1 && got[0].cid == 0 && got[0].q == 0 &&
+		   got[0].ctrl == -1 && got[0].kind == VWC_KW_SET_FEATURES,
+		   "io_uring: 6.1's place and the SQE's both read; no queue, no completion (cid 0); a Get Features is nothing");
+	}
+
+	/* an io_uring completion on a queue: cid 0, the queue */
+	{
+		uint16_t type = 1640;
+		int pid = 800;
+
+		ok(!vwc_kw_fmt_parse(FMT_URING_DONE, strlen(FMT_URING_DONE),
+				     "vwc_1", &fmt[KW_KP_URING_DONE]) &&
+		   fmt[KW_KP_URING_DONE].q.offset == 16,
+		   "io_uring completion format read");
+		memset(raw, 0, 24);
+		memcpy(raw, &type, 2);
+		memcpy(raw + 4, &pid, 4);
+		memcpy(raw + 16, &q2, 8);
+		feed(fmt, raw, 24, 50, &recs);
+		deliver(open, &recs);
+		ok(nr_got == 1 && got[0].kind == VWC_KW_COMPLETE &&
+		   got[0].cid == 0 && got[0].q == q2 && got[0].ctrl == -1,
+		   "io_uring completion: cid 0 and its queue");
+	}
+
+	/* more outstanding threads than slots: the oldest goes */
+	memset(open, 0, sizeof(open));
+	recs.n = 0;
+	for (i = 0; i < KW_OPEN_N + 1; i++) {
+		admin_raw(raw, 1000 + i, q, 0x09, 0x06, 0);
+		feed(fmt, raw, 27, 10000 + i, &recs);
+	}
+	deliver(open, &recs);
+	done_raw(raw, 1000);
+	feed(fmt, raw, 32, 20000, &recs);
+	done_raw(raw, 1000 + KW_OPEN_N);
+	feed(fmt, raw, 32, 20001, &recs);
+	deliver(open, &recs);
+	ok(nr_got == 1 && got[0].cid == 1000 + KW_OPEN_N,
+	   "a full table lets the oldest outstanding thread go");
+
+	/* a truncated kprobe record: nothing read outside it */
+	recs.n = 0;
+	admin_raw(raw, 42, q, 0x09, 0x06, 1);
+	feed(fmt, raw, 20, 1, &recs);
+	ok(recs.n == 0, "a record shorter than its fields is not decoded");
+	free(recs.v);
+}
+
+int main(void)
+{
+	tracepoints();
+	kprobes();
 	return tap_done();
 }

@@ -12,6 +12,7 @@
 #include "kwatch.h"
 #include "watch.h"
 #include "tap.h"
+#include "watch-fast.h"
 
 static int added, gone, ns_added, ns_gone, next_fd = 10, open_fails;
 static uint64_t idents[4];
@@ -105,8 +106,8 @@ static void know(struct vwc_wctrl *c, enum vwc_tri present, enum vwc_tri wce)
 
 int main(void)
 {
-	struct vwc_kw_event sf = { VWC_KW_SET_FEATURES, 0, 7, 0x06, 1, 0 };
-	struct vwc_kw_event done = { VWC_KW_COMPLETE, 0, 7, 0, 0, 0 };
+	struct vwc_kw_event sf = { VWC_KW_SET_FEATURES, 0, 7, 0x06, 1, 0, 0 };
+	struct vwc_kw_event done = { VWC_KW_COMPLETE, 0, 7, 0, 0, 0, 0 };
 	struct vwc_wctrl *c0, *c1, *c2;
 	struct vwc_topo t;
 	struct vwc_watch w;
@@ -191,8 +192,10 @@ int main(void)
 
 	/* Set Features 06h on the tracepoints */
 	sf.time = 9500000000ULL;
-	ok(vwc_watch_note_kernel(&w, &sf, 10) == c0 && c0->nr_pending == 1 &&
-	   c0->wce, "Set Features 06h WCE=1: write back now, pending");
+	ok(vwc_watch_note_kernel(&w, &sf, 10) == 1 && c0->wb_now &&
+	   !c1->wb_now && c0->nr_pending == 1 && c0->wce,
+	   "Set Features 06h WCE=1: write back now, pending");
+	c0->wb_now = false;
 	ok(c0->wb_since > 9.49 && c0->wb_since < 9.51,
 	   "the kernel's time of the submission kept for the reaction");
 	clear_marks(&w);
@@ -219,6 +222,110 @@ int main(void)
 	clear_marks(&w);
 	vwc_watch_note_kernel(&w, &done, 14.1);
 	ok(!c0->wce, "... taken once");
+
+	/* kprobes: the controller named by its admin queue */
+	{
+		struct vwc_kw_event ksf = { VWC_KW_SET_FEATURES, -1, 500, 0x06,
+					    1, 15000000000ULL, 0xa000 };
+		struct vwc_kw_event kdone = { VWC_KW_COMPLETE, -1, 500, 0, 0,
+					      0, 0xa000 };
+
+		clear_marks(&w);
+		for (i = 0; i < w.nr_ctrl; i++)
+			w.ctrl[i].nr_pending = 0;
+		ok(vwc_watch_note_kernel(&w, &ksf, 15) == 3 && c0->wb_now &&
+		   c1->wb_now && c2->wb_now && c0->nr_pending == 1 &&
+		   c1->nr_pending == 1 && c2->wce,
+		   "kprobes, queue not learned: every controller's (write back, pending)");
+		vwc_watch_note_kernel(&w, &kdone, 15.1);
+		ok(!c0->nr_pending && !c1->nr_pending && !c2->nr_pending,
+		   "... and its completion completes it on every one");
+		clear_marks(&w);
+		vwc_watch_learn_queue(&w, c0, 0xa000);
+		vwc_watch_learn_queue(&w, c1, 0xb000);
+		ok(vwc_watch_note_kernel(&w, &ksf, 15.2) == 1 && c0->wb_now &&
+		   !c1->wb_now && !c2->wb_now && c0->nr_pending == 1 &&
+		   !c1->nr_pending && !c1->wce,
+		   "kprobes, queue learned: that controller only");
+		vwc_watch_note_kernel(&w, &kdone, 15.3);
+		ok(!c0->nr_pending && c0->wce, "kprobes: completion by thread and queue");
+		vwc_watch_learn_queue(&w, c1, 0xa000);
+		ok(c1->admin_q == 0xa000 && c0->admin_q == 0,
+		   "a queue learned again belongs to its last learner");
+		clear_marks(&w);
+		ksf.q = 0;
+		ksf.cid = 0;
+		ksf.cdw11 = 0;
+		ok(vwc_watch_note_kernel(&w, &ksf, 16) == 0 && c0->nr_pending == 1 &&
+		   c2->nr_pending == 1 && c0->wce && !c0->wb_now,
+		   "io_uring WCE=0: pending on every controller, no write back");
+		kdone.cid = 0;
+		kdone.q = 0;
+		clear_marks(&w);
+		vwc_watch_note_kernel(&w, &kdone, 16.1);
+		ok(c0->nr_pending == 1 && c0->wce,
+		   "an io_uring completion: WCE read, still pending (whose completion?)");
+		vwc_watch_confirm(c0, VWC_TRI_YES);
+		ok(c0->nr_pending == 1, "WCE still reads 1: the WCE=0 is still pending");
+		vwc_watch_confirm(c0, VWC_TRI_UNKNOWN);
+		ok(c0->nr_pending == 1, "WCE not read: still pending");
+		vwc_watch_confirm(c0, VWC_TRI_NO);
+		ok(c0->nr_pending == 0, "WCE reads 0: it took effect, no longer pending");
+		c1->nr_pending = 0;	/* a tracepoint-style entry is never confirmed */
+		sf.fid = 0x06;
+		sf.cid = 9;
+		sf.cdw11 = 1;
+		vwc_watch_note_kernel(&w, &sf, 16.2);
+		c0->wb_now = false;
+		ok(c0->nr_pending == 1, "a cid's entry on c0");
+		vwc_watch_confirm(c0, VWC_TRI_YES);
+		ok(c0->nr_pending == 1, "... is not ended by a read, only by its completion");
+		c0->nr_pending = 0;
+		vwc_watch_timers(&w, 18.5);
+		ok(!c2->nr_pending && c2->wce,
+		   "not confirmed: the pending timeout reads WCE");
+		for (i = 0; i < w.nr_ctrl; i++) {
+			w.ctrl[i].wb_now = false;
+			w.ctrl[i].admin_q = 0;
+		}
+		clear_marks(&w);
+	}
+
+	/* more Set Features in flight than the model keeps */
+	{
+		struct vwc_kw_event many = { VWC_KW_SET_FEATURES, 0, 100, 0x06,
+					     0, 0, 0 };
+
+		c0->nr_pending = 0;
+		for (i = 0; i < VWC_WATCH_PENDING_N + 3; i++) {
+			many.cid = 100 + i;
+			vwc_watch_note_kernel(&w, &many, 17);
+		}
+		ok(c0->nr_pending == VWC_WATCH_PENDING_N,
+		   "more in flight than kept: the oldest go, the controller stays pending");
+		many.kind = VWC_KW_COMPLETE;
+		many.cid = 100;		/* one that went: a late completion */
+		c0->wce = false;
+		vwc_watch_note_kernel(&w, &many, 17.1);
+		ok(c0->wce && c0->nr_pending == VWC_WATCH_PENDING_N,
+		   "... its completion still reads WCE");
+		c0->nr_pending = 0;
+		clear_marks(&w);
+	}
+
+	/* the fast path's learning windows */
+	{
+		struct vwc_fast_win win[3] = {
+			{ 0, 100, 200 }, { 1, 300, 400 }, { 2, 500, 0 },
+		};
+
+		ok(vwc_fast_window_of(win, 3, 150) == 0 &&
+		   vwc_fast_window_of(win, 3, 300) == 1 &&
+		   vwc_fast_window_of(win, 3, 250) == -1 &&
+		   vwc_fast_window_of(win, 3, 9999) == 2 &&
+		   vwc_fast_window_of(win, 2, 9999) == -1,
+		   "learning windows: a Get Features is the controller read then; between windows, none");
+	}
 
 	/* settle after a reset: re-checks, SMART events, a rescan */
 	ok(vwc_watch_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&

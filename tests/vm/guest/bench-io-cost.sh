@@ -1,26 +1,27 @@
 #!/bin/sh
 # timeout: 3600
 #
-# Issue 21: the I/O-path cost of the sidecar's tracepoints. The sidecar's
-# kernel-side detection (src/kwatch.c) attaches perf events, with a filter
-# for admin Set Features, to nvme:nvme_setup_cmd and nvme:nvme_complete_rq;
-# both fire for every NVMe command, so every I/O pays for the tracepoint and
-# the filter. No QEMU controller here: a null_blk device (memory-backed, no
+# Issue 21: the I/O-path cost of the sidecar's kernel-side detection
+# (src/kwatch.c), measured in three states side by side: "off" (no
+# sidecar), "on" (the sidecar as installed: kprobes on the nvme admin
+# passthrough entry points, nothing on the I/O path) and "tp" (the sidecar
+# with VWC_KWATCH=tracepoints: perf events on nvme:nvme_setup_cmd and
+# nvme:nvme_complete_rq, which fire for every NVMe command, so every I/O
+# pays for the tracepoint and the filter). No QEMU controller here: a null_blk device (memory-backed, no
 # completion delay) exported by nvmet and connected through nvme-loop, so
 # no device emulation hides the cost, and the loop controller is the only
 # one the sidecar watches (its start line is checked).
 #
 # fio 4k randread, O_DIRECT, libaio, time-based (5 s),
 # --clocksource=clock_gettime (fio's default clock reported about 20x the
-# requested runtime under TCG on a loaded host), at QD1 and QD32, sidecar
-# running ("on") vs stopped ("off") in ABBA order: pair k of a QD runs
-# off,on when k is even and on,off when k is odd, so a linear drift cancels
-# over two pairs. 12 pairs per QD. The sidecar starts
-# before its run (its start line, then 2 s) and gets SIGTERM after it; an
-# "off" run waits the same 2 s.
+# requested runtime under TCG on a loaded host), at QD1 and QD32, in turned
+# order: pair k of a QD runs off,on,tp when k % 3 is 0, on,tp,off when 1,
+# tp,off,on when 2. 12 pairs per QD. The sidecar starts before its run (its
+# start line, then SETTLE seconds) and gets SIGTERM after it; an "off" run
+# waits the same.
 #
 # Prints one line per run, for the host's analysis (bench/io-cost.sh):
-#   BENCH-RUN: qd=Q pair=K state=on|off iops=I cpu=C ios=N wall_ms=W
+#   BENCH-RUN: qd=Q pair=K state=off|on|tp iops=I cpu=C ios=N wall_ms=W
 #              busy=B ticks=T kev=E
 # cpu: fio's usr+sys %; busy: the guest's CPUs busy % during fio
 # (/proc/stat, both CPUs); ticks: the sidecar's CPU ticks during fio; kev:
@@ -31,6 +32,11 @@
 # 6.1-generic-io: tests/vm/kernels.sh).
 . /vwc/guest/lib.sh
 P=12 T=5
+# after the sidecar's start line (and as long in "off"): the re-checks it
+# makes of a controller it has just seen (0.3, 1.5 and 5 s) and the
+# release of its idle descriptor (1 s later) are over, so that the runs
+# measure the detection on the I/O path, not the start's tail
+SETTLE=7
 for a in $(cat /proc/cmdline); do
 	case $a in
 	vwc.io_pairs=*) P=${a#*=} ;;
@@ -123,21 +129,38 @@ fio_run() {
 	R=$(jq -r --arg w "$_wall" --arg b "$_busy" \
 		'.jobs[0] | "iops=\(.read.iops) cpu=\(.usr_cpu + .sys_cpu) ios=\(.read.total_ios) wall_ms=\($w) busy=\($b)"' /tmp/fio.json)
 }
-# on QD K / off QD K: one run with the sidecar running / stopped
-on() {
-	nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
+# run_state S QD K: one run in state S: "off" (no sidecar), "on" (the
+# sidecar as installed: kprobes on the admin passthrough), "tp" (the
+# sidecar on the nvme tracepoints, VWC_KWATCH=tracepoints: the detection
+# it had before, measured in the same boot for comparison)
+run_state() {
+	_s=$1
+	if [ "$_s" = off ]; then
+		sleep "$SETTLE"
+		fio_run "$2"
+		[ -z "$R" ] || echo "BENCH-RUN: qd=$2 pair=$3 state=off $R ticks=0 kev=0"
+		return
+	fi
+	if [ "$_s" = tp ]; then
+		VWC_KWATCH=tracepoints nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
+	else
+		nvme-vwc-sync watch >/tmp/watch.log 2>&1 &
+	fi
 	pid=$!
-	# its first pass done (the start line), then the same 2 s as "off"
+	# its first pass done (the start line), then the same wait as "off"
 	wait_for - 30 grep -q watching /tmp/watch.log
-	sleep 2
-	if [ -z "$started" ]; then
-		started=$(grep -m 1 'watching' /tmp/watch.log)
-		info "sidecar: $started"
-		case $started in
-		*"watching 1 controller(s), 1 namespace(s)"*"detection: nvme tracepoints"*)
-			pass "io-cost: the sidecar watches the $tr controller $c with the nvme tracepoints" ;;
+	sleep "$SETTLE"
+	eval "_first=\${started_$_s:-}"
+	if [ -z "$_first" ]; then
+		_line=$(grep -m 1 'watching' /tmp/watch.log)
+		eval "started_$_s=1"
+		info "sidecar ($_s): $_line"
+		case $_s:$_line in
+		on:*"watching 1 controller(s), 1 namespace(s)"*"detection: kprobes on the nvme admin passthrough"* | \
+		tp:*"watching 1 controller(s), 1 namespace(s)"*"detection: nvme tracepoints"*)
+			pass "io-cost: state $_s: the sidecar watches the $tr controller $c with $( [ "$_s" = on ] && echo "kprobes on the admin passthrough" || echo "the nvme tracepoints")" ;;
 		*)
-			fail "io-cost: sidecar" "start line is not 1 controller, 1 namespace, tracepoints: $started"
+			fail "io-cost: sidecar ($_s)" "start line is not 1 controller, 1 namespace, the expected detection: $_line"
 			kill -TERM $pid
 			finish
 			exit 1
@@ -145,24 +168,25 @@ on() {
 		esac
 	fi
 	t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
-	fio_run "$1"
+	fio_run "$2"
 	t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
 	kill -TERM $pid
 	wait $pid
 	kev=$(sed -n 's/.*stopping ([0-9]* events, \([0-9]*\) kernel events.*/\1/p' /tmp/watch.log | tail -n 1)
-	[ -z "$R" ] || echo "BENCH-RUN: qd=$1 pair=$2 state=on $R ticks=$((t1 - t0)) kev=${kev:-?}"
+	[ -z "$R" ] || echo "BENCH-RUN: qd=$2 pair=$3 state=$_s $R ticks=$((t1 - t0)) kev=${kev:-?}"
 }
-off() {
-	sleep 2
-	fio_run "$1"
-	[ -z "$R" ] || echo "BENCH-RUN: qd=$1 pair=$2 state=off $R ticks=0 kev=0"
-}
-started=
 fio_run 1 && fio_run 32 # warm-up, not counted
+# the states' order turns each pair (off on tp, on tp off, tp off on), so
+# that a drift over the run falls on each state alike
 k=0
 while [ "$k" -lt "$P" ]; do
 	for q in 1 32; do
-		if [ $((k % 2)) -eq 0 ]; then off $q $k; on $q $k; else on $q $k; off $q $k; fi
+		case $((k % 3)) in
+		0) order="off on tp" ;;
+		1) order="on tp off" ;;
+		*) order="tp off on" ;;
+		esac
+		for st in $order; do run_state "$st" "$q" "$k"; done
 	done
 	k=$((k + 1))
 done

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kwatch's parts (kwatch.c: rings and the read; kwatch-fmt.c: tracefs,
+ * event formats and the record decoder; kwatch-kprobe.c: the dynamic
+ * kprobe events). Not a public interface: see kwatch.h.
+ */
+#ifndef VWC_KWATCH_INT_H
+#define VWC_KWATCH_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kwatch.h"
+
+struct tracefs_dynevent;
+
+/* A field's place in a record, 0 size: the format has no such field. */
+struct kw_field {
+	int offset;
+	int size;
+};
+
+/**
+ * enum kw_role - what an event is to kwatch
+ * @KW_TP_SETUP:	tracepoint nvme:nvme_setup_cmd (every command)
+ * @KW_TP_COMPLETE:	tracepoint nvme:nvme_complete_rq (every completion)
+ * @KW_KP_ADMIN:	kprobe on nvme_submit_user_cmd(q, cmd, ...): every
+ *			passthrough ioctl, with the queue and the command
+ * @KW_KP_DONE:		kretprobe on it: the command completed (it waits)
+ * @KW_KP_URING:	kprobe on nvme_dev_uring_cmd(ioucmd, ...): an
+ *			admin command through io_uring; no queue
+ * @KW_KP_URING_DONE:	kprobe on nvme_uring_cmd_end_io(req, ...): an
+ *			io_uring passthrough command completed on queue
+ *			req->q; filtered to the admin queues learned
+ */
+enum kw_role {
+	KW_TP_SETUP,
+	KW_TP_COMPLETE,
+	KW_KP_ADMIN,
+	KW_KP_DONE,
+	KW_KP_URING,
+	KW_KP_URING_DONE,
+	KW_NR_ROLES,
+};
+
+/*
+ * One event's format. Tracepoints: ctrl_id, qid, cid, opcode, cdw10.
+ * Kprobes (names given in kwatch-kprobe.c): pid (common_pid), q, op, fid,
+ * wce; io_uring: aop/afid/awce and bop/bfid/bwce, the command read at the
+ * two places kernels keep it (struct io_uring_cmd's second pointer is the
+ * command itself up to 6.4, the SQE after).
+ */
+struct kw_event_fmt {
+	int id;			/* common_type; 0: not in use */
+	struct kw_field ctrl_id, qid, cid, opcode, cdw10;
+	struct kw_field pid, q, op, fid, wce;
+	struct kw_field aop, afid, awce, bop, bfid, bwce;
+};
+
+/* A decoded record before the read pairs it (kwatch.c) */
+struct kw_rec {
+	struct vwc_kw_event ev;	/* time, and what the role fills */
+	enum kw_role role;	/* KW_TP_*: ev is final */
+	int pid;		/* the thread (kprobes) */
+	uint8_t op;		/* KW_KP_ADMIN: opcode */
+};
+
+struct kw_recs {
+	struct kw_rec *v;
+	int n, cap;
+};
+
+/*
+ * A passthrough ioctl's Set Features 06h whose return is not seen yet:
+ * the thread, the queue. pid 0: a free slot.
+ */
+#define KW_OPEN_N	64
+struct kw_open {
+	int pid;
+	uint64_t q;
+	uint64_t time;
+};
+
+#define KW_QUEUES_N	64	/* admin queues in the io_uring filter */
+
+/* kwatch.c: the records (oldest first) to events; @self: our pid */
+int vwc_kw_deliver(struct kw_open *open, struct kw_recs *recs, int self,
+		   void (*cb)(void *arg, const struct vwc_kw_event *ev),
+		   void *arg);
+
+/* kwatch-fmt.c */
+int vwc_kw_fmt_parse(const char *text, size_t len, const char *system,
+		     struct kw_event_fmt *f);
+bool vwc_kw_tracefs_mounted(char *dir, size_t len);
+int vwc_kw_load_fmt(const char *system, const char *event,
+		    struct kw_event_fmt *f);
+int vwc_kw_tracefs_dir(const char **dir, char *how, size_t hlen,
+		       char *why, size_t len);
+void vwc_kw_decode(const struct kw_event_fmt *fmt, int nfmt,
+		   const uint8_t *rec, size_t size, struct kw_recs *out);
+void vwc_kw_push(struct kw_recs *out, const struct kw_rec *r);
+
+/* kwatch-kprobe.c */
+struct kw_kprobes {
+	char system[32];		/* vwc_<pid> */
+	struct tracefs_dynevent *dev[KW_NR_ROLES];
+	bool uring;			/* the io_uring probes are there */
+};
+
+int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
+			  char *why, size_t len);
+void vwc_kw_kprobes_destroy(struct kw_kprobes *kp);
+const char *vwc_kw_kprobe_filter(enum kw_role role, int self,
+				 const uint64_t *queues, int nr_queues,
+				 char *buf, size_t len);
+
+#endif
