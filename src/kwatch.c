@@ -555,13 +555,35 @@ void vwc_kwatch_add_queue(struct vwc_kwatch *kw, uint64_t q)
 		kw->nr_queues++;
 	if (!kw->fmt[KW_KP_URING_DONE].id)
 		return;
+	/*
+	 * A perf event's filter cannot be replaced (EEXIST): each CPU's
+	 * event is opened anew with the new filter, then the old one closed
+	 * (both deliver for a moment: a completion twice is harmless).
+	 */
 	filter_of(kw, KW_KP_URING_DONE, buf, sizeof(buf));
 	for (i = 0; i < kw->nr_rings; i++) {
-		int fd = kw->rings[i].fd[KW_KP_URING_DONE];
+		struct kw_ring *g = &kw->rings[i];
+		int fd;
 
-		if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, buf) < 0)
-			vwc_warn("io_uring completion filter on CPU %d: %s", i,
-				 strerror(errno));
+		if (!g->base || g->owner == KW_KP_URING_DONE)
+			continue;
+		fd = perf_open(kw->fmt[KW_KP_URING_DONE].id, i, buf);
+		if (fd >= 0 &&
+		    (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, g->fd[g->owner]) < 0 ||
+		     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)) {
+			int e = errno;
+
+			close(fd);
+			fd = -e;
+		}
+		if (fd < 0) {
+			vwc_warn("io_uring completions on CPU %d: %s: the pending timeout reads WCE",
+				 i, strerror(-fd));
+			continue;
+		}
+		if (g->fd[KW_KP_URING_DONE] >= 0)
+			close(g->fd[KW_KP_URING_DONE]);
+		g->fd[KW_KP_URING_DONE] = fd;
 	}
 }
 

@@ -202,18 +202,23 @@ static bool known(struct vwc_fast *f, int instance, uint64_t q)
 static void learned(struct vwc_fast *f, const struct vwc_kw_event *ev)
 {
 	struct vwc_fast_msg m = { .kind = VWC_FAST_LEARNED, .q = ev->q };
+	bool news = false;
 	int i;
 
 	pthread_mutex_lock(&f->mu);
 	m.instance = vwc_fast_window_of(f->win, f->nr_win, ev->time);
 	for (i = 0; m.instance >= 0 && i < f->nr_tab; i++) {
-		if (f->tab[i].instance == m.instance)
+		if (f->tab[i].instance == m.instance) {
+			news |= f->tab[i].q != ev->q;
 			f->tab[i].q = ev->q;
-		else if (f->tab[i].q == ev->q)	/* freed and reused */
+		} else if (f->tab[i].q == ev->q) {	/* freed and reused */
 			f->tab[i].q = 0;
+			news = true;
+		}
 	}
 	pthread_mutex_unlock(&f->mu);
-	if (m.instance < 0)
+	/* known already (every safety-net round reads it): nothing to say */
+	if (m.instance < 0 || !news)
 		return;
 	vwc_kwatch_add_queue(f->kw, ev->q);
 	send_msg(f, &m);
@@ -233,6 +238,9 @@ static void on_event(void *arg, const struct vwc_kw_event *ev)
 	    (ev->cdw11 & 1))
 		write_back(f, ev->ctrl, ev->q,
 			   ev->ctrl < 0 && !known(f, -1, ev->q), ev);
+	/* lost records may have held one: unknown is write back */
+	if (ev->kind == VWC_KW_LOST)
+		write_back(f, -1, 0, true, ev);
 	send_msg(f, &m);
 }
 
@@ -391,21 +399,20 @@ int vwc_fast_read(struct vwc_fast *f, struct vwc_fast_msg *msgs, int max)
 void vwc_fast_publish(struct vwc_fast *f, struct vwc_fast_ctrl *tab, int nr)
 {
 	struct vwc_fast_ctrl *old;
-	int i, j, old_nr;
+	int old_nr;
 
 	if (!f) {
 		vwc_fast_free_table(tab, nr);
 		return;
 	}
+	/*
+	 * The queues are the main loop's (a queue learned here and not yet
+	 * heard there is learned again at the next read; meanwhile a Set
+	 * Features on it is every controller's: safe)
+	 */
 	pthread_mutex_lock(&f->mu);
 	old = f->tab;
 	old_nr = f->nr_tab;
-	/* a queue the thread learned and the main loop not yet */
-	for (i = 0; i < nr; i++)
-		for (j = 0; !tab[i].q && j < old_nr; j++)
-			if (old[j].instance == tab[i].instance &&
-			    !strcmp(old[j].name, tab[i].name))
-				tab[i].q = old[j].q;
 	f->tab = tab;
 	f->nr_tab = nr;
 	pthread_mutex_unlock(&f->mu);

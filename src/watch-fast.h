@@ -9,7 +9,8 @@
  * or hung controller, a rescan, the writers' lock). It takes no lock but
  * its table's mutex (never held during a write), writes through blk.c as
  * every writer does (vwc_blk_wb_bump() first, see blk.h), and leaves
- * namespaces configured "ignore" alone. Every event is then handed to the
+ * namespaces configured "ignore" alone; lost events (a ring overflowed)
+ * put every namespace in write back. Every event is then handed to the
  * main loop through a pipe (vwc_fast_read()), which keeps the model as
  * before (pending, WCE read again).
  *

@@ -21,12 +21,12 @@
 # the suite changed; versions are resolved at run time. Cached tags are skipped
 # (VWC_KERNEL_REFRESH=1 fetches again).
 # Usage: kernels.sh [TAG...]
-#   (default: 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic)
+#   (default: 6.1 6.12 7.2 7.2-generic 6.1-generic; 6.12-generic by name)
 set -euo pipefail
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 SYS_SOURCES=/etc/apt/sources.list.d/debian.sources
-[ "$#" -gt 0 ] || set -- 6.1 6.12 7.2 7.2-generic 6.1-generic 6.12-generic
+[ "$#" -gt 0 ] || set -- 6.1 6.12 7.2 7.2-generic 6.1-generic
 
 log() { echo "kernels: $*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -15,6 +15,10 @@ off=$(ctrl_by_serial VWC0); on=$(ctrl_by_serial VWC1)
 nvme-vwc-sync watch --interval=1 >/tmp/watch.log 2>&1 &
 pid=$!
 wait_for - 10 sh -c "[ \"\$(cat /sys/block/$(ns_of "$off")/queue/write_cache)\" = 'write through' ]"
+# idle from here: after the start's tail (the re-checks of controllers it
+# has just seen, 0.3 to 5 s; under TCG, the kernel patching its text for the
+# kprobes makes QEMU translate the guest's code again for a few seconds)
+sleep 8
 e0=$(errs "$off"); e1=$(errs "$on")
 t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
 sleep 60

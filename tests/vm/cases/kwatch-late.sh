@@ -6,7 +6,7 @@
 # Issue 21: the sidecar starts before nvme_core is loaded (a generic kernel,
 # nvme a module; fabrics-only hosts load it late). Its start line says it
 # falls back; once `modprobe nvme` brings the controller (and with it the
-# nvme tracepoints), it attaches the tracepoints and 10 of 10 WCE=1 toggles
+# nvme_core's symbols and events), it attaches its kprobes and 10 of 10 WCE=1 toggles
 # through a held descriptor are caught within 1 s.
 . /vwc/guest/lib.sh
 ROUNDS=${VWC_HELDFD_ROUNDS:-10}
@@ -45,7 +45,7 @@ wait_for - 20 ctrl_live "$c"
 ns=$(ns_of "$c")
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache 2>/dev/null)" = "write through" ]; }
 wait_for "kwatch-late: after modprobe the WCE-off namespace goes write through" 20 wt
-wait_for "kwatch-late: the tracepoints attached after modprobe" 20 \
+wait_for "kwatch-late: the kernel events attached after modprobe" 20 \
 	grep -q 'attached late' /tmp/watch.log
 info "kwatch-late: $(grep 'attached late' /tmp/watch.log | head -n 1)"
 sleep 2
