@@ -445,6 +445,17 @@ check "service: private mount namespace (ProtectSystem=strict)" \
 check_eq "service: seccomp filter on" "$(awk '/^Seccomp:/ { print $2 }' /proc/"$pid"/status)" 2
 systemd-analyze security --no-pager nvme-vwc-sync.service >"$OUT/security.txt" 2>&1
 info "systemd-analyze security: $(grep -i 'overall exposure' "$OUT/security.txt" | sed 's/^[^O]*//')"
+# issue 21: inside the unit's sandbox the sidecar makes its kprobes (the
+# tracefs systemd mounted, writable /sys) and says so on its start line
+start_line=$(journalctl -b -u nvme-vwc-sync.service -o cat --no-pager 2>/dev/null | grep 'watching .*Set Features detection' | tail -n 1)
+info "service start line: $start_line"
+case $start_line in
+*"detection: kprobes on the nvme admin passthrough"*)
+	pass "service: Set Features detection by kprobes on the admin passthrough" ;;
+*) fail "service: Set Features detection by kprobes on the admin passthrough" "$start_line" ;;
+esac
+check_eq "service: its kprobes are defined (vwc_$pid/admin)" \
+	"$(grep -c "vwc_$pid/admin " /sys/kernel/tracing/kprobe_events 2>/dev/null)" 1
 
 if [ "$MODE" = full ]; then
 # The udev rule's own runs off from here: what follows is the service alone.
