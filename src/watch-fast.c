@@ -93,8 +93,9 @@ static double mono(void)
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
 /*
- * Write back on every namespace of @c (of every controller when @c is
- * NULL). The table's entries are copied under the mutex, written after.
+ * Write back on every namespace of the controller @instance (tracepoints)
+ * or whose admin queue is @q (kprobes), or of every controller when @any.
+ * The table's entries are copied under the mutex, written after.
  */
 static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 		       bool any, const struct vwc_kw_event *ev)
@@ -117,6 +118,11 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 			continue;
 		if (!any)
 			snprintf(name, sizeof(name), "%s", c->name);
+		if (!c->nr_ns) {	/* realloc(list, 0) would free it */
+			if (!any)
+				break;
+			continue;
+		}
 		grown = realloc(list, (nr + c->nr_ns) * sizeof(*list));
 		if (!grown)
 			break;
@@ -276,7 +282,10 @@ static void *fast_main(void *arg)
 				if (c.op == FAST_QUIT) {
 					quit = true;
 				} else if (c.op == FAST_CPU_GONE) {
+					/* its descriptors are closed: never
+					 * poll their numbers again */
 					vwc_kwatch_cpu_gone(f->kw, c.cpu);
+					changed = true;
 				} else if (c.op == FAST_ADD_CPUS) {
 					added = vwc_kwatch_add_cpus(f->kw);
 					if (added)
