@@ -8,10 +8,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -264,12 +266,53 @@ static int fast_pollfds(struct vwc_fast *f, struct pollfd **pfd)
 	return n;
 }
 
+/*
+ * The thread wakes for a few Set Features a day and then writes a sysfs
+ * file: it runs SCHED_FIFO at the lowest real-time priority so that a
+ * busy CPU (a spinning process, a build) does not delay the write back by
+ * a time slice. It never spins (poll, then writes that sleep). Where
+ * real-time is not allowed, a nice of -10 for this thread alone; where
+ * neither is, as it is. VWC_FAST_SCHED=fifo|nice|none picks one (for
+ * comparison). Says which.
+ */
+static void fast_sched(void)
+{
+	const char *want = getenv("VWC_FAST_SCHED");
+	struct sched_param sp = { .sched_priority = 1 };
+	int r = -1;
+
+	if (!want || !strcmp(want, "fifo")) {
+		r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		if (!r) {
+			vwc_notice("watch: fast path: SCHED_FIFO priority 1");
+			return;
+		}
+	}
+	if (!want || !strcmp(want, "fifo") || !strcmp(want, "nice")) {
+		errno = 0;
+		if (getpriority(PRIO_PROCESS, (id_t)gettid()) <= -10 && !errno) {
+			vwc_notice("watch: fast path: nice %d (set for the process)",
+				 getpriority(PRIO_PROCESS, (id_t)gettid()));
+			return;
+		}
+		if (!setpriority(PRIO_PROCESS, (id_t)gettid(), -10)) {
+			vwc_notice("watch: fast path: nice -10%s",
+				 r > 0 ? " (real-time not allowed)" : "");
+			return;
+		}
+	}
+	vwc_notice("watch: fast path: default scheduling%s",
+		 want && !strcmp(want, "none") ? " (VWC_FAST_SCHED=none)" :
+		 " (neither real-time nor a lower nice allowed)");
+}
+
 static void *fast_main(void *arg)
 {
 	struct vwc_fast *f = arg;
 	struct pollfd *pfd = NULL;
-	int n, added;
+	int n, i, added;
 
+	fast_sched();
 	n = fast_pollfds(f, &pfd);
 	while (n > 0) {
 		struct fast_cmd c;
@@ -277,6 +320,14 @@ static void *fast_main(void *arg)
 
 		if (poll(pfd, n, -1) < 0 && errno != EINTR)
 			break;
+		/*
+		 * A ring that hangs up (its CPU went, the event died) would
+		 * make every poll return at once: out of the set until the
+		 * main loop's command closes or reopens it.
+		 */
+		for (i = 1; i < n; i++)
+			if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+				pfd[i].fd = -1;
 		if (pfd[0].revents & POLLIN) {
 			while (read(f->cmd[0], &c, sizeof(c)) == sizeof(c)) {
 				if (c.op == FAST_QUIT) {
