@@ -123,7 +123,47 @@ kill -TERM "$wpid"
 wait "$wpid"
 info "sidecar log (tracefs unmounted at start): $(grep -v '^ ' /tmp/watch2.log | tail -n 3 | tr '\n' '|')"
 
-# 3. issue 21 (9): a device configured "ignore" is never written, not even
+# 3. the tracepoint fallback (VWC_KWATCH=tracepoints: what the sidecar
+# uses where kprobes cannot be made): says so on its start line and
+# catches held-descriptor toggles, ioctl and io_uring, as the kprobes do
+grep -q ' tracefs ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+set_wc "$ns" "write through"
+VWC_KWATCH=tracepoints nvme-vwc-sync watch -v >/tmp/watch4.log 2>&1 &
+wpid=$!
+wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch4.log
+wait_for - 10 wt
+sleep 1
+start=$(grep 'watching .*Set Features detection' /tmp/watch4.log | head -n 1)
+info "held-fd, VWC_KWATCH=tracepoints: $start"
+case $start in
+*"detection: nvme tracepoints ("*"VWC_KWATCH=tracepoints)"*)
+	pass "held-fd: VWC_KWATCH=tracepoints: the start line names the tracepoints" ;;
+*)
+	fail "held-fd: VWC_KWATCH=tracepoints: the start line names the tracepoints" "$start" ;;
+esac
+for via in ioctl uring; do
+	opt=
+	[ "$via" = uring ] && opt=-u
+	wce-toggle $opt -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/tp-$via.out 2>&1
+	if [ $? -eq 3 ]; then
+		skip "held-fd: tracepoints: $via toggle" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' /tmp/tp-$via.out)"
+		continue
+	fi
+	info "held-fd $via, tracepoints: WCE=1 -> write back $(wct_summary /tmp/tp-$via.out)"
+	if under_limit /tmp/tp-$via.out; then
+		pass "held-fd: tracepoints: $via toggle on a held descriptor caught in under $LIMIT_MS ms ($ROUNDS rounds)"
+	else
+		fail "held-fd: tracepoints: $via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(wct_summary /tmp/tp-$via.out)"
+	fi
+	nvme-vwc-sync sync "$c" >/dev/null 2>&1
+	wait_for - 5 wt
+	sleep 1
+done
+kill -TERM "$wpid"
+wait "$wpid"
+info "sidecar log (tracepoints): $(grep -v '^ ' /tmp/watch4.log | tail -n 3 | tr '\n' '|')"
+
+# 4. issue 21 (9): a device configured "ignore" is never written, not even
 # by the immediate write back that a WCE=1 submission calls for.
 grep -q ' tracefs ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 printf 'device serial=VWC0 write-cache=ignore\n' >/tmp/ignore.conf
