@@ -145,15 +145,20 @@ vm_suite() {
 }
 
 # suite NAME CMD...: run a host-side suite whose last count line is
-# "NAME: N passed, N failed" (", N skipped" optional) and add it up. A
-# suite that exits non-zero without a failure in its count, or prints no
-# count, is one failure.
+# "NAME: N passed, N failed" (", N skipped" optional) and add it up (count).
 suite() {
-	local name=$1 out rc=0 summary sp sf ss
+	local name=$1 rc=0
 	shift
-	out=$BUILD/$name.out
 	mkdir -p "$BUILD"
-	"$@" 2>&1 | tee "$out" || rc=$?
+	"$@" 2>&1 | tee "$BUILD/$name.out" || rc=$?
+	count "$name" "$rc"
+}
+
+# count NAME RC: add up the count line of build/NAME.out, which exited
+# with RC. A suite that exits non-zero without a failure in its count, or
+# prints no count, is one failure.
+count() {
+	local name=$1 rc=$2 out=$BUILD/$1.out summary sp sf ss
 	summary=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1 || true)
 	if [ -z "$summary" ]; then
 		broken "$name (exit $rc, no summary)"
@@ -167,9 +172,7 @@ suite() {
 # run NAME MINUTES TITLE CMD...: run suite NAME (if wanted) when it may still
 # end within the run's budget: VWC_TIME_BUDGET minutes from the start,
 # default 85 (CI stops a run at 90). MINUTES is what it may take: about 1.5
-# times what it took on this 2-core machine with warm caches (compat 5 min,
-# piuparts and autopkgtest 2.5, analyze 2.5, fuzz 2, rpm 0.3, sanitize and
-# valgrind 3 to 4, measured 2026-11-30 beside another run). A suite
+# times what it took on this 2-core machine with warm caches. A suite
 # that does not fit is never left out quietly: under CI (CI=true) it is a
 # failure, said by name, and the run fails; elsewhere it is one skip, said
 # by name.
@@ -193,29 +196,118 @@ run() {
 	timed "$name" "$@"
 }
 
+# The host-side suites run in lanes, each lane one suite after another,
+# beside other work:
+#  - background: analyze and fuzz (builds and libFuzzer: CPU alone, no
+#    guest, no network) at nice 19 from the start, beside the VM and
+#    system suites, whose guests leave a core idle now and then (a guest
+#    sleeping through a timed wait, a test's apt or QEMU's disk I/O);
+#    nice 19 takes only what the guests leave;
+#  - after the system suite, two lanes at once: A boots guests (compat,
+#    sanitize, valgrind: at most two at a time, as the VM suite), B is host
+#    work (fleet, the package checks). fleet and the package checks come
+#    after system: the fleet suite's .deb test installs what system
+#    built, piuparts and autopkgtest reuse both versions it built.
+# One after the other, these suites took 590 s of the run's 2662 s on
+# this 2-core machine (2026-12-01, warm). Each suite's output goes to
+# build/NAME.out and is printed whole, in the order of SUITES, once all
+# lanes are done; the time beside each is its own wall time.
+cmd_fleet() { bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log; }
+cmd_piuparts() { bash tests/pkg/piuparts.sh "$BUILD/piuparts"; }
+cmd_autopkgtest() { bash tests/pkg/autopkgtest.sh "$BUILD/autopkgtest"; }
+cmd_compat() { bash tests/compat/run.sh; }
+cmd_rpm() { bash tests/pkg/rpm.sh "$BUILD/rpm"; }
+cmd_analyze() { bash tests/analyze/run.sh "$BUILD/analyze"; }
+cmd_fuzz() { bash tests/fuzz/run.sh "$BUILD/fuzz" 20; }
+cmd_sanitize() { bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"; }
+cmd_valgrind() { bash tests/sanitize/valgrind.sh "$BUILD/valgrind"; }
+declare -A lane_title=(
+	[fleet]="ansible playbook, promtool"
+	[piuparts]="install, purge, upgrade 0.1.0 -> next; bookworm, trixie"
+	[autopkgtest]="debian/tests, autopkgtest-virt-unshare; bookworm, trixie"
+	[compat]="nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2"
+	[rpm]="the RPM spec built with Debian's rpmbuild, rpmlint; the release tarball's source copy"
+	[analyze]="gcc -fanalyzer, clang scan-build"
+	[fuzz]="libFuzzer harnesses of the parsers, 20 s each"
+	[sanitize]="ASan+UBSan: unit tests; VM core and watch on 7.2"
+	[valgrind]="memcheck on the sidecar over 1000 Set Features, VM 7.2"
+)
+# MINUTES each may take, side by side with the other lane: about 1.5
+# times what it took so on this machine with warm caches
+declare -A lane_may=([fleet]=5 [piuparts]=3 [autopkgtest]=3 [compat]=6 [rpm]=1
+	[analyze]=3 [fuzz]=3 [sanitize]=6 [valgrind]=5)
+LANE_BG=(analyze fuzz)
+LANE_A=(compat sanitize valgrind)
+LANE_B=(fleet piuparts autopkgtest rpm)
+
+# lane NAME...: run each wanted suite that may still end within the
+# budget; writes build/NAME.out and build/NAME.lane ("ran SECONDS EXIT"
+# or "over USED_MIN")
+lane() {
+	local name t0 rc
+	for name in "$@"; do
+		wanted "$name" || continue
+		rm -f "$BUILD/$name.lane"
+		if [ $((SECONDS / 60 + ${lane_may[$name]})) -gt "$BUDGET_MIN" ]; then
+			echo "over $((SECONDS / 60))" >"$BUILD/$name.lane"
+			continue
+		fi
+		t0=$SECONDS rc=0
+		"cmd_$name" >"$BUILD/$name.out" 2>&1 || rc=$?
+		echo "ran $((SECONDS - t0)) $rc" >"$BUILD/$name.lane"
+	done
+}
+
+# Host packages of every lane first: two apt-get at once would fight
+# over dpkg's lock.
+if wanted fleet || wanted piuparts || wanted autopkgtest || wanted rpm ||
+	wanted analyze || wanted fuzz || wanted sanitize || wanted valgrind; then
+	step "host packages of the later suites"
+	bash scripts/deps.sh ansible-core piuparts autopkgtest mmdebstrap uidmap dpkg-dev \
+		rpm rpmlint gcc clang clang-tools libclang-rt-14-dev valgrind libc6-dbg ||
+		broken "host packages of the later suites"
+fi
+step "in the background at nice 19, beside the VM and system suites: ${LANE_BG[*]}"
+(
+	renice -n 19 -p "$BASHPID" >/dev/null
+	lane "${LANE_BG[@]}"
+) &
+lane_bg=$!
+
 run vm 29 "guest tests on five real kernels" vm_suite
 run system 50 "the packages in booted Debian 12 and 13 systems" \
 	suite system bash tests/system/run.sh
 # after system: the fleet suite's .deb test installs what it built
-run fleet 10 "ansible playbook, promtool" \
-	suite fleet bash tests/fleet/run.sh "$BUILD" "$BUILD"/vm-logs/*-fleet.log "$BUILD"/vm-logs/*-textfile.log
-# after system: both reuse the packages it built (both versions)
-run piuparts 6 "install, purge, upgrade 0.1.0 -> next; bookworm, trixie" \
-	suite piuparts bash tests/pkg/piuparts.sh "$BUILD/piuparts"
-run autopkgtest 6 "debian/tests, autopkgtest-virt-unshare; bookworm, trixie" \
-	suite autopkgtest bash tests/pkg/autopkgtest.sh "$BUILD/autopkgtest"
-run compat 10 "nvme-cli 2.3, 2.13, 2.16, 3.x; VM on 7.2" \
-	suite compat bash tests/compat/run.sh
-run rpm 3 "the RPM spec built with Debian's rpmbuild, rpmlint; the release tarball's source copy" \
-	suite rpm bash tests/pkg/rpm.sh "$BUILD/rpm"
-run analyze 4 "gcc -fanalyzer, clang scan-build" \
-	suite analyze bash tests/analyze/run.sh "$BUILD/analyze"
-run fuzz 4 "libFuzzer harnesses of the parsers, 20 s each" \
-	suite fuzz bash tests/fuzz/run.sh "$BUILD/fuzz" 20
-run sanitize 8 "ASan+UBSan: unit tests; VM core and watch on 7.2" \
-	suite sanitize bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"
-run valgrind 6 "memcheck on the sidecar over 1000 Set Features, VM 7.2" \
-	suite valgrind bash tests/sanitize/valgrind.sh "$BUILD/valgrind"
+step "the later suites, two lanes at once: ${LANE_A[*]} | ${LANE_B[*]}"
+lanes_t0=$SECONDS
+lane "${LANE_A[@]}" &
+lane_a=$!
+lane "${LANE_B[@]}" &
+lane_b=$!
+wait "$lane_a" "$lane_b" || true
+echo "run-all: both lanes done in $((SECONDS - lanes_t0)) s"
+wait "$lane_bg" || true
+for name in "${SUITES[@]}"; do
+	[ -n "${lane_may[$name]:-}" ] && wanted "$name" || continue
+	step "$name (${lane_title[$name]})"
+	how=lost n=0 rc=0
+	read -r how n rc <"$BUILD/$name.lane" 2>/dev/null || true
+	case $how in
+	ran)
+		cat "$BUILD/$name.out"
+		count "$name" "$rc"
+		times+=("$name $n s") ;;
+	over)
+		if [ "${CI:-}" = true ]; then
+			broken "$name: not run: $n min used, it may take ${lane_may[$name]}, the budget is $BUDGET_MIN min; CI never skips a suite for time: make the run faster"
+		else
+			echo "run-all: SKIP $name: $n min used, it may take ${lane_may[$name]}, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
+			skipped=$((skipped + 1))
+		fi
+		times+=("$name not run") ;;
+	*) broken "$name (its lane left no result)" ;;
+	esac
+done
 # The counters of the unit tests and of the VM suite's guests. Without the
 # VM suite (--suite coverage alone), tests/coverage/run.sh boots its own.
 if wanted vm; then

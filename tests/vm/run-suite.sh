@@ -55,6 +55,18 @@ for f in "$HERE"/cases/*.sh; do
 		tags[$k]=1
 	done
 done
+# Longest first, so that the last guests to end end together: each
+# run's total from the last suite that ran it ($VWC_CACHE_DIR/vm-times,
+# "KERNEL CASE SECONDS"); a run not in it counts as 60 s. The order
+# changes nothing else: each guest boots alone.
+TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/vm-times
+if [ -s "$TIMES" ] && [ "${#runs[@]}" -gt 1 ]; then
+	mapfile -t runs < <(for r in "${runs[@]}"; do
+		t=$(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3 } END { print t + 0 }' "$TIMES")
+		[ "$t" != 0 ] || t=60
+		printf '%s\t%s\n' "$t" "$r"
+	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
+fi
 if [ "${#runs[@]}" -eq 0 ]; then
 	echo "vm: no case selected (VWC_CASES='${VWC_CASES:-}' VWC_KERNELS='${VWC_KERNELS:-}')"
 	echo "vm: 0 passed, 0 failed, 0 skipped"
@@ -138,6 +150,15 @@ while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	done
 done
 
+# each run's total for the next suite's order (runs of this one replace
+# their earlier lines)
+new=$(cat "$resdir"/* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
+if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
+	if { [ ! -s "$TIMES" ] || awk 'NR == FNR { seen[$1 " " $2] = 1; next } !(($1 " " $2) in seen)' <(echo "$new") "$TIMES"
+		echo "$new"; } >"$TIMES.new" 2>/dev/null; then
+		mv "$TIMES.new" "$TIMES"
+	fi
+fi
 echo "vm: suite took $(($(date +%s) - suite_t0))s; logs in $LOGDIR"
 echo "vm: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
