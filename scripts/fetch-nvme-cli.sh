@@ -196,7 +196,7 @@ versions=$(apt-cache "${apt_opts[@]}" showsrc nvme-cli 2>/dev/null |
 [ -n "$versions" ] || die "no nvme-cli source package in ${suite:-the system suites}"
 if [ -z "$want" ]; then
 	want=$(printf '%s\n' "$versions" | sort -V | tail -n 1)
-elif ! printf '%s\n' "$versions" | grep -qxF "$want"; then
+elif ! grep -qxF "$want" <<<"$versions"; then
 	die "nvme-cli $want not in ${suite:-the system suites} (there: $(echo $versions)); name the suite that has it"
 fi
 if [ -n "$installed" ] && dpkg --compare-versions "$want" lt "$installed"; then

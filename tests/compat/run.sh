@@ -358,7 +358,7 @@ onestep_3x() {
 	   ninja -C "$b" src/nvme-vwc-sync >>"$log" 2>&1; then
 		"$b/src/nvme-vwc-sync" sync --dry-run >/dev/null 2>&1; rc0=$?
 		"$b/src/nvme-vwc-sync" sync /dev/null >/dev/null 2>&1; rc1=$?
-		if ldd "$b/src/nvme-vwc-sync" | grep -q libnvme; then
+		if ldd "$b/src/nvme-vwc-sync" | grep -c libnvme >/dev/null; then
 			bad "3.x one-step" "standalone links no shared libnvme" "$(ldd "$b/src/nvme-vwc-sync" | grep libnvme)"
 		elif [ "$rc0" = 0 ] && [ "$rc1" = 1 ]; then
 			ok "3.x one-step" "meson setup -Dnvme_cli_source only: libnvme3 built from the tree, standalone static on it, dry run 0, /dev/null 1 ($((SECONDS - t0)) s)"

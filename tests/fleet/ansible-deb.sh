@@ -100,7 +100,7 @@ recap() { grep -E '^localhost +:' "$tmp/$1"; }
 played() { # LOG NAME WANT(0|+)
 	local c
 	c=$(recap "$1" | sed -n 's/.* changed=\([0-9]*\) .*/\1/p')
-	if ! recap "$1" | grep -q ' failed=0 ' || [ -z "$c" ]; then
+	if ! recap "$1" | grep -c ' failed=0 ' >/dev/null || [ -z "$c" ]; then
 		notok "$2" "$(grep -E 'fatal|ERROR|FAILED' -A6 "$tmp/$1" | head -n 20; recap "$1")"
 	elif { [ "$3" = + ] && [ "$c" -gt 0 ]; } || [ "$3" = "$c" ]; then
 		ok "$2 (changed=$c)"

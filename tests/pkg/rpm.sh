@@ -180,8 +180,11 @@ else
 fi
 
 # --- srpm ---
-if rpm -qlp "$srpm" 2>/dev/null | grep -qx nvme-vwc-sync.spec &&
-   rpm -qlp "$srpm" 2>/dev/null | grep -qx "$name.tar.gz"; then
+# the list first: grep -q ends at its match, and with pipefail a writer
+# still writing (SIGPIPE) would fail the test (seen once, at load)
+srpm_files=$(rpm -qlp "$srpm" 2>/dev/null)
+if grep -qx nvme-vwc-sync.spec <<<"$srpm_files" &&
+   grep -qx "$name.tar.gz" <<<"$srpm_files"; then
 	ok "srpm: $(basename "$srpm") holds the spec and $name.tar.gz"
 else
 	bad "srpm holds the spec and the tarball" "$(rpm -qlp "$srpm" 2>&1 | tr '\n' ' ')"
