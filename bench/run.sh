@@ -20,6 +20,7 @@
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 # Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
 # "vwc.io_pairs=N vwc.io_seconds=S").
+# The guest's serial log is kept as build/bench-logs/NAME.log.
 # The header records the host's 1-minute load average, sampled every 10 s
 # while the guest ran: the machine may be shared.
 set -euo pipefail
@@ -79,4 +80,8 @@ for name in "${names[@]}"; do
 	} >"$work/$out.txt"
 	cat "$work/$out.txt"
 	[ "$save" = 0 ] || cp "$work/$out.txt" "bench/results/$out.txt"
+	# the guest's whole serial log stays for a look afterwards
+	mkdir -p build/bench-logs
+	cp "$log" "build/bench-logs/$out.log"
+	echo "bench: guest log kept as build/bench-logs/$out.log"
 done
