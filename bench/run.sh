@@ -15,7 +15,9 @@
 #   generic tag, e.g. 7.2-generic: the guest boots TAG-io, that kernel with
 #   nvme-loop and null_blk; analysed by bench/io-cost.sh, saved as
 #   bench/results/NAME-TAG.txt), and soak-30min (issue 21's fault-injection
-#   soak for 30 minutes: with -k 7.2-generic or 6.1-generic).
+#   soak for 30 minutes: with -k 7.2-generic or 6.1-generic), and sched
+#   (issue 21: the fast path thread's scheduling, none/nice/fifo, by the
+#   sidecar's share of the reaction; per kernel).
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 # Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
