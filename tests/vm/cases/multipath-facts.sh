@@ -115,6 +115,12 @@ if [ -n "$head" ]; then
 	sleep 1
 	info "after reset_controller $c0 with head and paths write through: $(wcs)"
 	pass multipath-facts-collected
+	# the in-use checks (quirks) look for holders of the head's generic
+	# node ngXnY: with native multipath the kernel makes no per-path
+	# generic node (no ngXcYnZ beside the hidden nvmeXcYnZ)
+	info "generic nodes: $(ls /sys/class/nvme-generic | tr '\n' ' ')"
+	check_eq "multipath: generic nodes only for the heads (no per-path ngXcYnZ)" \
+		"$(ls /sys/class/nvme-generic | grep -c 'c')" 0
 else
 	fail multipath-head "no visible disk with NSID 1"
 fi
