@@ -281,6 +281,12 @@ static void fast_sched(void)
 	struct sched_param sp = { .sched_priority = 1 };
 	int r = -1;
 
+	if (want && strcmp(want, "fifo") && strcmp(want, "nice") &&
+	    strcmp(want, "none")) {
+		vwc_warn("VWC_FAST_SCHED=%s is not fifo, nice or none: fifo",
+			 want);
+		want = NULL;
+	}
 	if (!want || !strcmp(want, "fifo")) {
 		r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 		if (!r) {
