@@ -267,6 +267,8 @@ if wanted fleet || wanted piuparts || wanted autopkgtest || wanted rpm ||
 		rpm rpmlint gcc clang clang-tools libclang-rt-14-dev valgrind libc6-dbg ||
 		broken "host packages of the later suites"
 fi
+# no result of an earlier run may pass for this one's
+for name in "${!lane_may[@]}"; do rm -f "$BUILD/$name.lane"; done
 step "in the background at nice 19, beside the VM and system suites: ${LANE_BG[*]}"
 (
 	renice -n 19 -p "$BASHPID" >/dev/null
