@@ -20,7 +20,10 @@
 # and uid 65534 tries to take the writers' lock all along. The guest has
 # 2 vCPUs (run-vm.sh's -smp 2), so CPU 1 can go.
 # Each fault is counted as done only when it took effect; the INFO lines
-# say how many were done and refused.
+# say how many were done and refused. A controller the kernel gives up
+# (state dead: an admin command of a reset timed out, seen once in 30
+# minutes on 7.2-generic) is brought back as an admin would, by a PCI
+# remove + rescan, and counted apart.
 # `rmmod nvme`: an open /dev/nvmeN or namespace takes a reference on the
 # module. The sidecar lets its descriptors go after 1 s idle (watch.h,
 # VWC_WATCH_HOLD_S); wc-sampler closes its own on SIGUSR1; udevd's blkid
