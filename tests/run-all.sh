@@ -198,11 +198,12 @@ run() {
 
 # The host-side suites run in lanes, each lane one suite after another,
 # beside other work:
-#  - background: analyze and fuzz (builds and libFuzzer: CPU alone, no
-#    guest, no network) at nice 19 from the start, beside the VM and
-#    system suites, whose guests leave a core idle now and then (a guest
-#    sleeping through a timed wait, a test's apt or QEMU's disk I/O);
-#    nice 19 takes only what the guests leave;
+#  - background: the system suite's preparation (below), then analyze
+#    and fuzz (builds and libFuzzer: CPU alone, no guest) at nice 19 from
+#    the start, beside the VM suite, whose guests leave the cores idle
+#    30% of the time (vmstat, 2026-12-01: a guest sleeping through a
+#    timed wait); nice 19 takes only what the guests leave, and is
+#    lifted when the system suite starts;
 #  - after the system suite, two lanes at once: A boots guests (compat,
 #    sanitize, valgrind: at most two at a time, as the VM suite), B is host
 #    work (fleet, the package checks). fleet and the package checks come
@@ -269,16 +270,44 @@ if wanted fleet || wanted piuparts || wanted autopkgtest || wanted rpm ||
 fi
 # no result of an earlier run may pass for this one's
 for name in "${!lane_may[@]}"; do rm -f "$BUILD/$name.lane"; done
+# The system suite's packages, images and higher nvme-cli come first in
+# the background (tests/system/run.sh --prepare): its variants then find
+# them made (on a fresh machine, the images and build chroots are made
+# there, beside the VM suite).
+prepared=
+if wanted system && [ "$built" = 1 ]; then
+	prepared=1
+	LANE_BG=(system-prepare "${LANE_BG[@]}")
+fi
 step "in the background at nice 19, beside the VM and system suites: ${LANE_BG[*]}"
 (
 	renice -n 19 -p "$BASHPID" >/dev/null
-	lane "${LANE_BG[@]}"
+	for name in "${LANE_BG[@]}"; do
+		if [ "$name" = system-prepare ]; then
+			t0=$SECONDS
+			bash tests/system/run.sh --prepare >"$BUILD/system-prepare.out" 2>&1 || true
+			echo "run-all: system-prepare done in $((SECONDS - t0)) s" >>"$BUILD/system-prepare.out"
+		else
+			lane "$name"
+		fi
+	done
 ) &
 lane_bg=$!
 
+# renice_tree PID NICE: PID and every process under it
+renice_tree() {
+	local k
+	renice -n "$2" -p "$1" >/dev/null 2>&1 || true
+	for k in $(pgrep -P "$1" 2>/dev/null); do renice_tree "$k" "$2"; done
+}
+
 run vm 29 "guest tests on five real kernels" vm_suite
+# what --prepare has not made yet, the system suite's variants wait for
+# (the same locks): at its priority from here
+renice_tree "$lane_bg" 0
+[ -z "$prepared" ] || { echo; cat "$BUILD/system-prepare.out" 2>/dev/null; }
 run system 50 "the packages in booted Debian 12 and 13 systems" \
-	suite system bash tests/system/run.sh
+	suite system env ${prepared:+VWC_SYSTEM_PREPARED=1} bash tests/system/run.sh
 # after system: the fleet suite's .deb test installs what it built
 step "the later suites, two lanes at once: ${LANE_A[*]} | ${LANE_B[*]}"
 lanes_t0=$SECONDS

@@ -5,7 +5,8 @@
 # a booted Debian 12 (bookworm) and Debian 13 (trixie) system, systemd as
 # PID 1, under QEMU (TCG) with NVMe drives attached.
 #
-#   run.sh [SUITE...]     (default: $VWC_SYSTEM_SUITES, else
+#   run.sh [--prepare] [SUITE...]
+#                         (default: $VWC_SYSTEM_SUITES, else
 #                          trixie-nvmeroot bookworm-nvmeroot-lvm
 #                          trixie-nvmeroot-dracut bookworm trixie;
 #                          bookworm-nvmeroot and trixie-nvmeroot-lvm run by
@@ -51,7 +52,8 @@
 # minutes under TCG on a slow host; 900 ran out once at load 13),
 # VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
 # VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
-# number of cores), VWC_CACHE_DIR.
+# number of cores), VWC_CACHE_DIR, VWC_SYSTEM_PREPARED=1 (the packages
+# that --prepare built for this run are kept, not built again).
 # Last line: "system: N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,6 +65,11 @@ CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
 TIMEOUT=${VWC_SYSTEM_TIMEOUT:-1500}
 BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
+prepare=0
+if [ "${1:-}" = --prepare ]; then
+	prepare=1
+	shift
+fi
 # shellcheck disable=SC2086 # word splitting intended
 # (the longest first: two workers take them in this order)
 [ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm trixie-nvmeroot-dracut bookworm trixie}
@@ -86,12 +93,45 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 mkdir -p "$OUT"
-# packages built by an earlier run are built again (see run_suite)
-rm -f "$OUT"/debs-*/.built
+# packages built by an earlier run are built again (see run_suite), but
+# not those that --prepare built for this run (VWC_SYSTEM_PREPARED=1)
+[ "${VWC_SYSTEM_PREPARED:-}" = 1 ] || [ "$prepare" = 1 ] || rm -f "$OUT"/debs-*/.built
 from=()
 [ "${VWC_DEBS_FROM:-}" != head ] || from=(--head)
 # shellcheck disable=SC2206 # word splitting intended
 from+=(${VWC_DEBS_OPTS:-})
+
+# build_debs SUITE DIR LOG [BUILD-DEBS OPTION...]: the packages of this
+# tree for SUITE in DIR, once a run: variants side by side (and --prepare)
+# take the same lock, and the first builds them (DIR/.built).
+build_debs() {
+	local suite=$1 dir=$2 blog=$3 lk rc=0
+	shift 3
+	exec {lk}>"$dir.lock"
+	flock "$lk"
+	if [ -e "$dir/.built" ]; then
+		log "$suite: packages ($(basename "$dir")) already built in this run"
+	else
+		rm -rf "$dir"
+		if bash scripts/build-debs.sh "${from[@]}" "$@" "$suite" "$dir" >"$blog" 2>&1; then
+			touch "$dir/.built"
+		else
+			rc=1
+		fi
+	fi
+	exec {lk}>&-
+	return "$rc"
+}
+
+# variant_image NAME: mkimage.sh's arguments for a variant name
+variant_image() {
+	case $1 in
+	bookworm | trixie) echo "$1 cloud whole" ;;
+	*-nvmeroot) echo "${1%-nvmeroot} generic gpt" ;;
+	*-nvmeroot-lvm) echo "${1%-nvmeroot-lvm} generic lvm" ;;
+	trixie-nvmeroot-dracut) echo "trixie dracut gpt" ;;
+	esac
+}
 
 # run_suite RELEASE [nvmeroot [lvm|"" [dracut]]]: build, image, boot; adds to
 # the counts.
@@ -107,28 +147,17 @@ run_suite() {
 	# Variants run side by side (workers below): the packages of a
 	# release are built once, by the first variant that needs them, the
 	# others wait on the same lock.
-	local lk
-	exec {lk}>"$OUT/debs-$suite.lock"
-	flock "$lk"
-	if [ -e "$debs/.built" ]; then
-		log "$suite: packages already built in this run"
-	elif ! bash scripts/build-debs.sh "${from[@]}" "$suite" "$debs" >"$work/build-debs.log" 2>&1; then
-		flock -u "$lk"
+	if ! build_debs "$suite" "$debs" "$work/build-debs.log"; then
 		tail -n 20 "$work/build-debs.log" >&2
 		broken "$suite" "build-debs.sh failed ($work/build-debs.log)"
 		return
 	fi
-	touch "$debs/.built"
-	flock -u "$lk"
 	# The next version, for the upgrade check of the plain suite only;
 	# plugin.sh then checks the nvme-cli-vwc of that version.
-	if [ -z "$variant" ]; then
+	if [ -z "$variant" ] &&
+		! build_debs "$suite" "$debs2" "$work/build-debs-up.log" --version 0.1.0+up1; then
+		log "$suite: the next version did not build; the upgrade check is skipped"
 		rm -rf "$debs2"
-		if ! bash scripts/build-debs.sh "${from[@]}" --version 0.1.0+up1 "$suite" "$debs2" \
-			>"$work/build-debs-up.log" 2>&1; then
-			log "$suite: the next version did not build; the upgrade check is skipped"
-			rm -rf "$debs2"
-		fi
 	fi
 	log "$suite: packages built in $(elapsed "$t0") s; lintian: $(grep -c '^E: ' "$debs/lintian.txt") error(s), $(grep -c '^W: ' "$debs/lintian.txt") warning(s)"
 	grep '^[EW]: ' "$debs/lintian.txt" | sed "s/^/system: $suite: lintian: /" >&2
@@ -266,6 +295,42 @@ run_named() {
 	*) broken "$1" "unknown suite (bookworm, trixie, bookworm-nvmeroot, trixie-nvmeroot, bookworm-nvmeroot-lvm, trixie-nvmeroot-lvm, trixie-nvmeroot-dracut)" ;;
 	esac
 }
+
+# --prepare: what the variants take from the host before they boot, made
+# ahead (tests/run-all.sh runs it at nice 19 beside the VM suite, whose
+# guests leave a core idle a third of the time): each release's packages
+# (and a plain suite's next version) for this run, every variant's
+# image and the plain suites' higher nvme-cli (both cached). Nothing here
+# is a test: a step that fails is done again by its variant.
+if [ "$prepare" = 1 ]; then
+	declare -A rel=() plain=()
+	for v in "$@"; do
+		read -r r _ <<<"$(variant_image "$v")"
+		[ -n "$r" ] || continue
+		rel[$r]=1
+		[ "$v" != "$r" ] || plain[$r]=1
+	done
+	rm -f "$OUT"/debs-*/.built
+	for r in "${!rel[@]}"; do
+		t0=$(now)
+		build_debs "$r" "$OUT/debs-$r" "$OUT/prepare-$r.log" || log "prepare: $r packages did not build ($OUT/prepare-$r.log)"
+		[ -z "${plain[$r]:-}" ] || build_debs "$r" "$OUT/debs-$r-up" "$OUT/prepare-$r-up.log" --version 0.1.0+up1 ||
+			log "prepare: $r next version did not build"
+		log "prepare: $r packages in $(elapsed "$t0") s"
+	done
+	for v in "$@"; do
+		t0=$(now)
+		# shellcheck disable=SC2046 # the three words
+		bash tests/system/mkimage.sh $(variant_image "$v") >/dev/null 2>"$OUT/prepare-$v-image.log" ||
+			log "prepare: $v image failed ($OUT/prepare-$v-image.log)"
+		log "prepare: $v image in $(elapsed "$t0") s"
+	done
+	for r in "${!plain[@]}"; do
+		bash tests/system/nvme-cli-up.sh "$r" >/dev/null 2>"$OUT/prepare-$r-nvme-cli-up.log" ||
+			log "prepare: $r higher nvme-cli failed"
+	done
+	exit 0
+fi
 
 # Workers: each guest is single-threaded TCG on one host core, so
 # VWC_SYSTEM_JOBS (default: the number of cores) variants run at once,
