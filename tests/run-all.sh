@@ -278,6 +278,9 @@ prepared=
 if wanted system && [ "$built" = 1 ]; then
 	prepared=1
 	LANE_BG=(system-prepare "${LANE_BG[@]}")
+	# no package of an earlier run passes for this one's; cleared here,
+	# before either starts, so that neither clears what the other built
+	rm -f "${VWC_SYSTEM_OUT:-$BUILD/system}"/debs-*/.built
 fi
 step "in the background at nice 19, beside the VM and system suites: ${LANE_BG[*]}"
 (
@@ -285,7 +288,7 @@ step "in the background at nice 19, beside the VM and system suites: ${LANE_BG[*
 	for name in "${LANE_BG[@]}"; do
 		if [ "$name" = system-prepare ]; then
 			t0=$SECONDS
-			bash tests/system/run.sh --prepare >"$BUILD/system-prepare.out" 2>&1 || true
+			VWC_SYSTEM_PREPARED=1 bash tests/system/run.sh --prepare >"$BUILD/system-prepare.out" 2>&1 || true
 			echo "run-all: system-prepare done in $((SECONDS - t0)) s" >>"$BUILD/system-prepare.out"
 		else
 			lane "$name"

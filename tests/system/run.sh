@@ -53,7 +53,8 @@
 # VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
 # VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
 # number of cores), VWC_CACHE_DIR, VWC_SYSTEM_PREPARED=1 (the packages
-# that --prepare built for this run are kept, not built again).
+# marked built in OUT are this run's: --prepare's, kept, not built
+# again; the caller cleared the marks of earlier runs).
 # Last line: "system: N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -310,7 +311,9 @@ if [ "$prepare" = 1 ]; then
 		rel[$r]=1
 		[ "$v" != "$r" ] || plain[$r]=1
 	done
-	rm -f "$OUT"/debs-*/.built
+	# this run's packages: none yet, unless the caller cleared the marks
+	# already (run-all, before it starts this and the suite)
+	[ "${VWC_SYSTEM_PREPARED:-}" = 1 ] || rm -f "$OUT"/debs-*/.built
 	for r in "${!rel[@]}"; do
 		t0=$(now)
 		build_debs "$r" "$OUT/debs-$r" "$OUT/prepare-$r.log" || log "prepare: $r packages did not build ($OUT/prepare-$r.log)"
