@@ -35,36 +35,45 @@ under_limit() {
 		awk -v p="$(wct_field "$_s" p99)" -v l="$LIMIT_MS" 'BEGIN { exit !(p < l) }'
 }
 
+# held_toggles LABEL PREFIX DETECT: ROUNDS WCE toggles through a held
+# descriptor, ioctl then io_uring, against the running sidecar (LABEL in
+# the INFO lines, PREFIX in the checks'); each must be caught in under
+# LIMIT_MS when DETECT is yes (kernel-side detection there), else skipped;
+# then the namespace back to write through
+held_toggles() {
+	for via in ioctl uring; do
+		opt=
+		[ "$via" = uring ] && opt=-u
+		out=/tmp/${2:+tp-}$via.out
+		wce-toggle $opt -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >"$out" 2>&1
+		if [ $? -eq 3 ]; then
+			skip "held-fd: $2$via toggle on a held descriptor" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' "$out")"
+			continue
+		fi
+		info "held-fd $via, $1: WCE=1 -> write back $(wct_summary "$out")"
+		info "held-fd $via, $1: WCE=0 -> write through $(sed -n 's/^WCT summary via=[a-z]* wce=0 //p' "$out")"
+		if [ "$3" = yes ]; then
+			if under_limit "$out"; then
+				pass "held-fd: $2$via toggle on a held descriptor caught in under $LIMIT_MS ms ($ROUNDS rounds)"
+			else
+				fail "held-fd: $2$via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(wct_summary "$out") (timeout 2000 ms per toggle)"
+				info "held-fd $via: $(grep '^WCT' "$out" | head -n 5 | tr '\n' '|')"
+			fi
+		else
+			skip "held-fd: $via kernel-side detection" "no nvme:nvme_setup_cmd tracepoint on $(uname -r)"
+		fi
+		nvme-vwc-sync sync "$c" >/dev/null 2>&1
+		wait_for - 5 wt
+		sleep 1 # the sidecar's evaluation after sync's close event
+	done
+}
+
 # 1. default sidecar: kernel-side detection where the kernel has it
 nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
 wpid=$!
 wait_for "held-fd: sidecar puts the WCE-off namespace in write through" 10 wt
 sleep 2
-for via in ioctl uring; do
-	opt=
-	[ "$via" = uring ] && opt=-u
-	wce-toggle $opt -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/$via.out 2>&1
-	rc=$?
-	if [ "$rc" -eq 3 ]; then
-		skip "held-fd: $via toggle on a held descriptor" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' /tmp/$via.out)"
-		continue
-	fi
-	info "held-fd $via, default sidecar: WCE=1 -> write back $(wct_summary /tmp/$via.out)"
-	info "held-fd $via, default sidecar: WCE=0 -> write through $(sed -n 's/^WCT summary via=[a-z]* wce=0 //p' /tmp/$via.out)"
-	if [ "$tp" = yes ]; then
-		if under_limit /tmp/$via.out; then
-			pass "held-fd: $via toggle on a held descriptor caught in under $LIMIT_MS ms ($ROUNDS rounds)"
-		else
-			fail "held-fd: $via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(wct_summary /tmp/$via.out) (timeout 2000 ms per toggle)"
-			info "held-fd $via: $(grep '^WCT' /tmp/$via.out | head -n 5 | tr '\n' '|')"
-		fi
-	else
-		skip "held-fd: $via kernel-side detection" "no nvme:nvme_setup_cmd tracepoint on $(uname -r)"
-	fi
-	nvme-vwc-sync sync "$c" >/dev/null 2>&1
-	wait_for - 5 wt
-	sleep 1 # the sidecar's evaluation after sync's close event
-done
+held_toggles "default sidecar" "" "$tp"
 kill -TERM "$wpid"
 wait "$wpid"
 # the reaction measured the other way (issue 21): the sidecar's own lines,
@@ -141,24 +150,7 @@ case $start in
 *)
 	fail "held-fd: VWC_KWATCH=tracepoints: the start line names the tracepoints" "$start" ;;
 esac
-for via in ioctl uring; do
-	opt=
-	[ "$via" = uring ] && opt=-u
-	wce-toggle $opt -n "$ROUNDS" -d 100 -s "$ns" -t 2000 "/dev/$c" >/tmp/tp-$via.out 2>&1
-	if [ $? -eq 3 ]; then
-		skip "held-fd: tracepoints: $via toggle" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' /tmp/tp-$via.out)"
-		continue
-	fi
-	info "held-fd $via, tracepoints: WCE=1 -> write back $(wct_summary /tmp/tp-$via.out)"
-	if under_limit /tmp/tp-$via.out; then
-		pass "held-fd: tracepoints: $via toggle on a held descriptor caught in under $LIMIT_MS ms ($ROUNDS rounds)"
-	else
-		fail "held-fd: tracepoints: $via toggle on a held descriptor caught in under $LIMIT_MS ms" "$(wct_summary /tmp/tp-$via.out)"
-	fi
-	nvme-vwc-sync sync "$c" >/dev/null 2>&1
-	wait_for - 5 wt
-	sleep 1
-done
+held_toggles tracepoints "tracepoints: " yes
 kill -TERM "$wpid"
 wait "$wpid"
 info "sidecar log (tracepoints): $(grep -v '^ ' /tmp/watch4.log | tail -n 3 | tr '\n' '|')"
