@@ -295,10 +295,13 @@ static void fast_sched(void)
 		}
 	}
 	if (!want || !strcmp(want, "fifo") || !strcmp(want, "nice")) {
+		int prio;
+
 		errno = 0;
-		if (getpriority(PRIO_PROCESS, (id_t)gettid()) <= -10 && !errno) {
+		prio = getpriority(PRIO_PROCESS, (id_t)gettid());
+		if (prio <= -10 && !errno) {
 			vwc_notice("watch: fast path: nice %d (set for the process)",
-				 getpriority(PRIO_PROCESS, (id_t)gettid()));
+				   prio);
 			return;
 		}
 		if (!setpriority(PRIO_PROCESS, (id_t)gettid(), -10)) {
