@@ -177,6 +177,16 @@ count() {
 # failure, said by name, and the run fails; elsewhere it is one skip, said
 # by name.
 BUDGET_MIN=${VWC_TIME_BUDGET:-85}
+# not_run NAME USED_MIN MAY_MIN: suite NAME did not fit the budget
+not_run() {
+	if [ "${CI:-}" = true ]; then
+		broken "$1: not run: $2 min used, it may take $3, the budget is $BUDGET_MIN min; CI never skips a suite for time: make the run faster"
+	else
+		echo "run-all: SKIP $1: $2 min used, it may take $3, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
+		skipped=$((skipped + 1))
+	fi
+	times+=("$1 not run")
+}
 run() {
 	local name=$1 may=$2 title=$3 used
 	shift 3
@@ -184,13 +194,7 @@ run() {
 	step "$name ($title)"
 	used=$((SECONDS / 60))
 	if [ $((used + may)) -gt "$BUDGET_MIN" ]; then
-		if [ "${CI:-}" = true ]; then
-			broken "$name: not run: ${used} min used, it may take $may, the budget is $BUDGET_MIN min; CI never skips a suite for time: make the run faster"
-		else
-			echo "run-all: SKIP $name: ${used} min used, it may take $may, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
-			skipped=$((skipped + 1))
-		fi
-		times+=("$name not run")
+		not_run "$name" "$used" "$may"
 		return 0
 	fi
 	timed "$name" "$@"
@@ -331,14 +335,7 @@ for name in "${SUITES[@]}"; do
 		cat "$BUILD/$name.out"
 		count "$name" "$rc"
 		times+=("$name $n s") ;;
-	over)
-		if [ "${CI:-}" = true ]; then
-			broken "$name: not run: $n min used, it may take ${lane_may[$name]}, the budget is $BUDGET_MIN min; CI never skips a suite for time: make the run faster"
-		else
-			echo "run-all: SKIP $name: $n min used, it may take ${lane_may[$name]}, the budget is $BUDGET_MIN (VWC_TIME_BUDGET)"
-			skipped=$((skipped + 1))
-		fi
-		times+=("$name not run") ;;
+	over) not_run "$name" "$n" "${lane_may[$name]}" ;;
 	*) broken "$name (its lane left no result)" ;;
 	esac
 done
