@@ -52,6 +52,7 @@ LAYOUT=$(cat /vwc/layout 2>/dev/null || echo whole) # whole | gpt | lvm
 GEN=$(cat /vwc/initramfs 2>/dev/null || echo initramfs-tools) # | dracut
 [ "$GEN" != dracut ] || LSINITRD=lsinitrd
 [ "$MODE" = full ] || SUITE=$SUITE-$MODE
+[ "$LAYOUT" != lvm ] || SUITE=$SUITE-lvm
 [ "$GEN" != dracut ] || SUITE=$SUITE-dracut
 exec > >(tee -a "$OUT/console-$phase.log") 2>&1
 
@@ -146,15 +147,55 @@ t700_standin() {
 	depmod -b /root/vwc-t700 "$(uname -r)"
 }
 failed_units() { systemctl list-units --state=failed --plain --no-legend --no-pager | awk '{ print $1 }' | tr '\n' ' '; }
-# new_failed_units PHASE_FILE: each unit failed now and not in PHASE_FILE,
-# with its status and journal (INFO lines)
+# unit_why UNIT: its result, status and journal (INFO lines)
+unit_why() {
+	info "failed unit $1: $(systemctl show -P Result,ExecMainStatus "$1" | tr '\n' ' ')"
+	journalctl -b --no-pager -o short-monotonic -u "$1" | tail -n 15 |
+		while IFS= read -r _l; do info "  $1: $_l"; done
+}
+# new_failed_units PHASE_FILE: the names of the units failed now and not
+# in PHASE_FILE (the boot before install). A unit that failed before
+# install and not now is no news.
 new_failed_units() {
 	for _u in $(failed_units); do
 		case " $(cat "$1") " in *" $_u "*) continue ;; esac
-		info "failed unit $_u: $(systemctl show -P Result,ExecMainStatus "$_u" | tr '\n' ' ')"
-		journalctl -b --no-pager -o short-monotonic -u "$_u" | tail -n 15 |
-			while IFS= read -r _l; do info "  $_u: $_l"; done
+		printf '%s ' "$_u"
 	done
+}
+# debian_race UNIT: UNIT failed from a Debian 13 boot race, not
+# from us. lvm2-monitor.service (DefaultDependencies=no) is not ordered
+# against systemd's run-lock.mount (tmpfs on /run/lock, also
+# DefaultDependencies=no): when the mount lands between lvm's creation
+# of /run/lock/lvm and its lock file's open, vgchange --monitor fails with
+# "/run/lock/lvm/V_<vg>:aux: open failed: No such file or directory".
+# Seen before install as well as after, in any boot (often, under TCG).
+debian_race() {
+	[ "$1" = lvm2-monitor.service ] &&
+		journalctl -b --no-pager -o cat -u "$1" | grep -q '/run/lock/lvm/.*open failed: No such file or directory'
+}
+# race_restart UNIT: debian_race's UNIT started again once booted (INFO)
+race_restart() {
+	if systemctl restart "$1" >/dev/null 2>&1; then
+		info "$1: restarted once booted: $(systemctl is-active "$1")"
+	else
+		info "$1: restart once booted failed too: $(journalctl -b --no-pager -o cat -u "$1" | tail -n 3 | tr '\n' ' ')"
+	fi
+}
+# check_no_new_failed NAME: NAME passes when no unit failed that had not
+# before install; each one that did is explained (unit_why). A failure
+# of debian_race's is said and not counted.
+check_no_new_failed() {
+	local nf=
+	for _u in $(new_failed_units "$OUT/failed-units-1.txt"); do
+		unit_why "$_u"
+		if debian_race "$_u"; then
+			info "$_u: Debian 13's lvm2-monitor/run-lock.mount race (the lock directory mounted over), not counted"
+			race_restart "$_u"
+			continue
+		fi
+		nf="$nf$_u "
+	done
+	check_eq "$1" "$nf" ""
 }
 is_wt() { [ "$(wcache "$1")" = "write through" ]; }
 is_wb() { [ "$(wcache "$1")" = "write back" ]; }
@@ -268,6 +309,11 @@ if [ "$phase" = 1 ]; then
 		printf 'virtio_pci\nvirtio_blk\n' >>/etc/initramfs-tools/modules
 		fi
 		failed_units >"$OUT/failed-units-1.txt"
+		# already failed before install: said, not held against us
+		for _u in $(cat "$OUT/failed-units-1.txt"); do
+			unit_why "$_u"
+			! debian_race "$_u" || race_restart "$_u"
+		done
 	fi
 	cp /vwc/debs/v1/*.deb /tmp/
 	t0=$(now_ms)
@@ -323,8 +369,7 @@ if [ "$phase" = 3 ] && [ "$MODE" = nvmeroot ]; then
 	check_eq "after remove, boot 3: the initramfs did nothing of ours" \
 		"$(journalctl -b -k --no-pager -o short-monotonic | grep -c 'nvme-vwc-sync')" 0
 	check_eq "after remove, boot 3: root drive write back (the kernel's choice)" "$(wcache "$nr")" "write back"
-	new_failed_units "$OUT/failed-units-1.txt"
-	check_eq "after remove, boot 3: no failed unit (as before install)" "$(failed_units)" "$(cat "$OUT/failed-units-1.txt")"
+	check_no_new_failed "after remove, boot 3: no unit failed that had not before install"
 	# The initramfs is proven; purge activates the trigger again: off
 	# again for time, as in the images.
 	# (dracut: its kernel hook's INITRD=No, through apt and dpkg)
@@ -427,8 +472,7 @@ if [ "$MODE" = nvmeroot ]; then
 	t_root=$(klog_t "EXT4-fs ($(mnt_dev /)): mounted")
 	check "boot: the journal has the initramfs's line, before the root mount" \
 		awk -v a="${t_wz:-x}" -v b="${t_root:-x}" 'BEGIN { exit !(a != "x" && b != "x" && a + 0 < b + 0) }'
-	new_failed_units "$OUT/failed-units-1.txt"
-	check_eq "boot: the system boots normally (no failed unit, as before install)" "$(failed_units)" "$(cat "$OUT/failed-units-1.txt")"
+	check_no_new_failed "boot: the system boots normally (no unit failed that had not before install)"
 fi
 # The rules alone, deterministic: the service stopped, the namespace put
 # back to the kernel's choice, a coldplug-style add event for it.
