@@ -21,9 +21,11 @@
 # 2 vCPUs (run-vm.sh's -smp 2), so CPU 1 can go.
 # Each fault is counted as done only when it took effect; the INFO lines
 # say how many were done and refused. A controller the kernel gives up
-# (state dead: an admin command of a reset timed out, seen once in 30
-# minutes on 7.2-generic) is brought back as an admin would, by a PCI
-# remove + rescan, and counted apart.
+# after an admin command timed out (state dead, seen once in 30 minutes
+# on 7.2-generic; or removed after a failed probe, seen once in 30
+# minutes on 6.1-generic) is brought back as an admin would, by a PCI
+# remove + rescan, and counted apart. No fault starts before the
+# sidecar's start line.
 # `rmmod nvme`: an open /dev/nvmeN or namespace takes a reference on the
 # module. The sidecar lets its descriptors go after 1 s idle (watch.h,
 # VWC_WATCH_HOLD_S); wc-sampler closes its own on SIGUSR1; udevd's blkid
@@ -78,6 +80,7 @@ grep -q " $TR " /proc/mounts || mount -t tracefs -o nosuid,nodev,noexec tracefs 
 start_udev || fail "soak: udevd" "systemd-udevd did not start"
 c=$(ctrl_by_serial $S)
 ns=$(ns_of "$c")
+pci0=$(basename "$(readlink -f "/sys/class/nvme/$c/device")")
 info "soak: $DUR s on $(uname -r), $c $ns, limit $LIMIT_MS ms, $(grep -c ^processor /proc/cpuinfo) CPUs"
 # the sidecar's lines with the time (/proc/uptime, as the samplers'
 # windows and faults.log count)
@@ -88,6 +91,11 @@ nvme-vwc-sync watch -v -v >/tmp/watch.fifo 2>&1 &
 wpid=$!
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache 2>/dev/null)" = "write through" ]; }
 wait_for "soak: sidecar puts the WCE-off namespace in write through" 10 wt
+# no fault before the sidecar watches: udevd's rule may have put the
+# namespace in write through before the sidecar started (a first run's
+# first toggle came 1 s before the sidecar's start line)
+watching() { grep -q 'watching [0-9]* controller' /tmp/watch.log; }
+wait_for "soak: the sidecar's start line (it watches)" 30 watching
 
 wc-sampler soak -s $S -l "$LIMIT_MS" >/tmp/soak.out 2>&1 &
 spid=$!
@@ -145,12 +153,17 @@ why_not_back() {
 	dmesg | grep -i nvme | tail -n 8 | tr '\n' '|'
 }
 
-# dead_again: VWC0's controller is there and the kernel marked it dead
-# (sets dead_pci)
-dead_again() {
-	_c=$(ctrl_by_serial $S) || return 1
-	[ "$(cat "/sys/class/nvme/$_c/state" 2>/dev/null)" = dead ] || return 1
-	dead_pci=$(basename "$(readlink -f "/sys/class/nvme/$_c/device")")
+# gave_up: the kernel gave VWC0's controller up: marked it dead (it stays,
+# state dead), or removed it after a failed probe ("Removing after probe
+# failure": the PCI function stays, without a driver). Sets dead_pci.
+gave_up() {
+	if _c=$(ctrl_by_serial $S 2>/dev/null); then
+		[ "$(cat "/sys/class/nvme/$_c/state" 2>/dev/null)" = dead ] || return 1
+		dead_pci=$(basename "$(readlink -f "/sys/class/nvme/$_c/device")")
+	else
+		dead_pci=$pci0
+		[ ! -e "/sys/bus/pci/devices/$pci0/driver" ] || return 1
+	fi
 	[ -e "/sys/bus/pci/devices/$dead_pci/remove" ]
 }
 
@@ -246,13 +259,14 @@ while [ "$(now_s)" -lt "$end" ]; do
 			n_tr_busy=$((n_tr_busy + 1))
 		fi ;;
 	esac
-	if ! back && dead_again; then
-		# the kernel gave the controller up (seen on 7.2-generic in
-		# the 30-minute run: an admin command of a reset timed out,
-		# "disable controller", "reset failure"): an admin removes
-		# the PCI function and rescans
+	if ! back && gave_up; then
+		# the kernel gave the controller up after an admin command
+		# timed out ("I/O 0 QID 0 timeout, disable controller"), then
+		# "reset failure" (state dead; 7.2-generic, 30-minute run) or
+		# "Removing after probe failure" (6.1-generic, 30-minute run):
+		# an admin removes the PCI function and rescans
 		n_dead=$((n_dead + 1))
-		info "soak: the kernel disabled $S after fault $r: $(why_not_back); PCI remove + rescan"
+		info "soak: the kernel gave $S up after fault $r: $(why_not_back); PCI remove + rescan"
 		echo 1 >"/sys/bus/pci/devices/$dead_pci/remove"
 		sleep 0.5
 		echo 1 >/sys/bus/pci/rescan
@@ -306,7 +320,7 @@ info "soak:   rmmod nvme + modprobe nvme: $n_mod done, $n_mod_refused refused"
 info "soak:   cpu1 offline/online: $n_cpu done, $n_cpu_fail refused"
 info "soak:   hot-add $HP through the monitor: $n_add done, $n_add_fail not seen in 30 s; hot-remove: $n_del done, $n_del_fail not gone in 30 s"
 info "soak:   tracefs unmounted and mounted again: $n_tr done, $n_tr_busy busy ($(head -n 1 /tmp/umount.err 2>/dev/null))"
-info "soak:   $S disabled by the kernel (state dead) and brought back by a PCI remove + rescan: $n_dead"
+info "soak:   $S given up by the kernel (dead, or removed after a failed probe) and brought back by a PCI remove + rescan: $n_dead"
 info "soak:   $S not back within 30 s after a fault: $n_lost"
 info "soak: uid 65534 lock attempts, taken: $(cat /tmp/nobody.count 2>/dev/null)"
 info "soak: sampler $S: $res"
