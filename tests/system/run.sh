@@ -7,10 +7,11 @@
 #
 #   run.sh [--prepare] [SUITE...]
 #                         (default: $VWC_SYSTEM_SUITES, else
-#                          trixie-nvmeroot bookworm-nvmeroot-lvm
-#                          trixie-nvmeroot-lvm trixie-nvmeroot-dracut
-#                          bookworm trixie; bookworm-nvmeroot runs by
-#                          name: the GPT layout is proven by trixie)
+#                          trixie-nvmeroot-dracut trixie-nvmeroot-lvm
+#                          bookworm-nvmeroot-lvm trixie-nvmeroot trixie
+#                          bookworm, longest first so that the workers
+#                          end together; bookworm-nvmeroot runs by name:
+#                          the GPT layout is proven by trixie)
 #
 # SUITE-nvmeroot boots the suite's generic kernel (NVMe a module, loaded from
 # the initramfs) with the root file system on an NVMe drive whose cache is
@@ -72,7 +73,7 @@ if [ "${1:-}" = --prepare ]; then
 fi
 # shellcheck disable=SC2086 # word splitting intended
 # (the longest first: two workers take them in this order)
-[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot bookworm-nvmeroot-lvm trixie-nvmeroot-lvm trixie-nvmeroot-dracut bookworm trixie}
+[ "$#" -gt 0 ] || set -- ${VWC_SYSTEM_SUITES:-trixie-nvmeroot-dracut trixie-nvmeroot-lvm bookworm-nvmeroot-lvm trixie-nvmeroot trixie bookworm}
 
 passed=0 failed=0 skipped=0
 log() { echo "system: $*" >&2; }
