@@ -72,6 +72,9 @@ held_toggles() {
 nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
 wpid=$!
 wait_for "held-fd: sidecar puts the WCE-off namespace in write through" 10 wt
+# udevd's rule may have put it there first: no toggle before the
+# sidecar's start line (as the other sidecars below and soak)
+wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch.log
 sleep 2
 held_toggles "default sidecar" "" "$tp"
 kill -TERM "$wpid"

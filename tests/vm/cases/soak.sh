@@ -94,8 +94,7 @@ wait_for "soak: sidecar puts the WCE-off namespace in write through" 10 wt
 # no fault before the sidecar watches: udevd's rule may have put the
 # namespace in write through before the sidecar started (a first run's
 # first toggle came 1 s before the sidecar's start line)
-watching() { grep -q 'watching [0-9]* controller' /tmp/watch.log; }
-wait_for "soak: the sidecar's start line (it watches)" 30 watching
+wait_for "soak: the sidecar's start line (it watches)" 30 grep -q 'watching .*Set Features detection' /tmp/watch.log
 
 wc-sampler soak -s $S -l "$LIMIT_MS" >/tmp/soak.out 2>&1 &
 spid=$!
