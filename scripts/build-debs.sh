@@ -58,7 +58,7 @@ out=${2:-$REPO/build-debs/$suite}
 
 # What debian/control's Build-Depends resolve to in each suite (checked in
 # the chroot by dpkg-checkbuilddeps), plus lintian.
-deps=(libnvme-dev libssl-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev asciidoctor udev kmod lintian)
+deps=(libnvme-dev libssl-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev asciidoctor udev kmod lintian)
 case $suite in
 bookworm) deps+=(systemd pkg-config) ;;
 *) deps+=(systemd-dev pkgconf) ;;

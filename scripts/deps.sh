@@ -13,8 +13,9 @@ PKGS=(
 	# libmount: mountinfo and swaps
 	libkmod-dev libmount-dev
 	# libtracefs: find or mount tracefs; libtraceevent: the nvme events'
-	# formats (the sidecar's kernel-side detection)
-	libtracefs-dev libtraceevent-dev
+	# formats (the sidecar's kernel-side detection); libbpf: the kernel's
+	# BTF, which names an io_uring command's controller
+	libtracefs-dev libtraceevent-dev libbpf-dev
 	# nvme-cli 2.3 built with the plugin: zlib; libnvme-mi.pc needs dbus-1;
 	# its source comes through apt-get source (dpkg-source)
 	zlib1g-dev libdbus-1-dev dpkg-dev

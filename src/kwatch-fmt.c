@@ -309,6 +309,8 @@ static bool decode_kp(const struct kw_event_fmt *f, enum kw_role role,
 			return false;
 		r->op = 0x09;
 		r->ev.fid = 0x06;
+		/* the controller's admin queue, where BTF told the probe */
+		r->ev.q = has(&f->q, rawlen) ? get_uint(raw, rawlen, &f->q) : 0;
 		/* both places read as Set Features 06h: either WCE=1 is */
 		r->ev.cdw11 = (a && (get_uint(raw, rawlen, &f->awce) & 1)) ||
 			      (b && (get_uint(raw, rawlen, &f->bwce) & 1));

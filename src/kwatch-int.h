@@ -29,7 +29,8 @@ struct kw_field {
  *			passthrough ioctl, with the queue and the command
  * @KW_KP_DONE:		kretprobe on it: the command completed (it waits)
  * @KW_KP_URING:	kprobe on nvme_dev_uring_cmd(ioucmd, ...): an
- *			admin command through io_uring; no queue
+ *			admin command through io_uring, with the queue
+ *			where the kernel's BTF tells where it is
  * @KW_KP_URING_DONE:	kprobe on nvme_uring_cmd_end_io(req, ...): an
  *			io_uring passthrough command completed on queue
  *			req->q; filtered to the admin queues learned
@@ -101,11 +102,19 @@ void vwc_kw_decode(const struct kw_event_fmt *fmt, int nfmt,
 		   const uint8_t *rec, size_t size, struct kw_recs *out);
 void vwc_kw_push(struct kw_recs *out, const struct kw_rec *r);
 
+/* kwatch-btf.c */
+struct btf;
+long vwc_kw_btf_ptr_offset(const struct btf *btf, const char *sname,
+			   const char *mname);
+int vwc_kw_btf_uring_queue(char *arg, size_t len, char *why, size_t wlen);
+
 /* kwatch-kprobe.c */
 struct kw_kprobes {
 	char system[32];		/* vwc_<pid> */
 	struct tracefs_dynevent *dev[KW_NR_ROLES];
 	bool uring;			/* the io_uring probes are there */
+	bool uring_q;			/* ... and name the admin queue */
+	char uring_why[160];		/* why they do not */
 };
 
 int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,

@@ -36,6 +36,8 @@ static const char KP_ADMIN_ARGS[] =
  * through io_uring on /dev/nvmeN. The command is at ioucmd's second
  * pointer (6.1: the SQE's command area; 6.5 and later: the SQE, whose
  * command area is at 48): both places are read, a match at either counts.
+ * Where the kernel has BTF, the controller's admin queue too
+ * (ioucmd->file->private_data->admin_q, kwatch-btf.c), as "q".
  */
 static const char KP_URING_SYM[] = "nvme_dev_uring_cmd";
 static const char KP_URING_ARGS[] =
@@ -174,9 +176,23 @@ static int make(struct kw_kprobes *kp, enum kw_role role, const char *sym,
 	return r;
 }
 
+/* one event made by make(), removed again */
+static void drop(struct kw_kprobes *kp, enum kw_role role,
+		 struct kw_event_fmt *fmt)
+{
+	if (kp->dev[role]) {
+		tracefs_dynevent_destroy(kp->dev[role], true);
+		tracefs_dynevent_free(kp->dev[role]);
+		kp->dev[role] = NULL;
+	}
+	memset(&fmt[role], 0, sizeof(*fmt));
+}
+
 int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 			  char *why, size_t len)
 {
+	char qarg[96], uargs[sizeof(KP_URING_ARGS) + 96];
+	const char *want;
 	int r, i;
 
 	memset(kp, 0, sizeof(*kp));
@@ -194,8 +210,32 @@ int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 		memset(&fmt[KW_KP_ADMIN], 0, 2 * sizeof(*fmt));
 		return r;
 	}
-	r = make(kp, KW_KP_URING, KP_URING_SYM, KP_URING_ARGS,
-		 &fmt[KW_KP_URING]);
+	want = getenv("VWC_KWATCH");
+	if (want && !strcmp(want, "nobtf"))
+		snprintf(kp->uring_why, sizeof(kp->uring_why),
+			 "VWC_KWATCH=nobtf");
+	else if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), kp->uring_why,
+					 sizeof(kp->uring_why))) {
+		snprintf(uargs, sizeof(uargs), "%s %s", KP_URING_ARGS, qarg);
+		r = make(kp, KW_KP_URING, KP_URING_SYM, uargs,
+			 &fmt[KW_KP_URING]);
+		if (!r && !fmt[KW_KP_URING].q.size)
+			r = -EPROTO;
+		if (r) {
+			snprintf(kp->uring_why, sizeof(kp->uring_why),
+				 "kprobe on %s with %s: %s", KP_URING_SYM, qarg,
+				 strerror(-r));
+			drop(kp, KW_KP_URING, fmt);
+		} else {
+			kp->uring_q = true;
+		}
+	}
+	if (!kp->uring_q) {
+		vwc_warn("io_uring Set Features 06h will be taken as every controller's: %s",
+			 kp->uring_why);
+		r = make(kp, KW_KP_URING, KP_URING_SYM, KP_URING_ARGS,
+			 &fmt[KW_KP_URING]);
+	}
 	if (!r)
 		r = make(kp, KW_KP_URING_DONE, KP_URING_DONE_SYM,
 			 KP_URING_DONE_ARGS, &fmt[KW_KP_URING_DONE]);
@@ -203,14 +243,9 @@ int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 		/* io_uring admin passthrough: 6.1 and later */
 		vwc_warn("kprobes on %s and %s: %s: Set Features through io_uring is seen by the safety net only",
 			 KP_URING_SYM, KP_URING_DONE_SYM, strerror(-r));
-		for (i = KW_KP_URING; i <= KW_KP_URING_DONE; i++) {
-			if (kp->dev[i]) {
-				tracefs_dynevent_destroy(kp->dev[i], true);
-				tracefs_dynevent_free(kp->dev[i]);
-				kp->dev[i] = NULL;
-			}
-			memset(&fmt[i], 0, sizeof(*fmt));
-		}
+		for (i = KW_KP_URING; i <= KW_KP_URING_DONE; i++)
+			drop(kp, (enum kw_role)i, fmt);
+		kp->uring_q = false;
 	} else {
 		kp->uring = true;
 	}

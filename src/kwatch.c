@@ -180,9 +180,10 @@ fail:
 }
 
 /*
- * Up to three descriptors per CPU: the soft RLIMIT_NOFILE (1024 by
- * default) is raised to the hard one (524288 under systemd, and the unit's
- * LimitNOFILE=) so that a host with hundreds of CPUs does not hit EMFILE.
+ * Up to four descriptors per CPU (one per kprobe): the soft RLIMIT_NOFILE
+ * (1024 by default) is raised to the hard one (524288 under systemd, and
+ * the unit's LimitNOFILE=) so that a host with hundreds of CPUs does not
+ * hit EMFILE.
  */
 static void raise_nofile(long ncpu)
 {
@@ -280,7 +281,9 @@ static int load_events(struct vwc_kwatch *kw, char *why, size_t len)
 			kw->kprobes = true;
 			snprintf(kw->how, sizeof(kw->how),
 				 "kprobes on the nvme admin passthrough (ioctl%s; %s)",
-				 kw->kp.uring ? ", io_uring" : "", where);
+				 !kw->kp.uring ? "" : kw->kp.uring_q ?
+				 ", io_uring by controller" :
+				 ", io_uring as any controller's", where);
 			return 0;
 		}
 		vwc_warn("%s: falling back to the nvme tracepoints, which every I/O passes",
@@ -353,7 +356,8 @@ fail:
 
 void vwc_kwatch_describe(char *buf, size_t len)
 {
-	char dir[256], path[512];
+	char dir[256], path[512], qarg[96], why[160];
+	const char *want;
 
 	if (!vwc_kw_tracefs_mounted(dir, sizeof(dir))) {
 		snprintf(buf, len, "tracefs is not mounted: watch mounts it at /sys/kernel/tracing and puts kprobes on the nvme admin passthrough (else the nvme tracepoints)");
@@ -366,10 +370,17 @@ void vwc_kwatch_describe(char *buf, size_t len)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/kprobe_events", dir);
-	if (!access(path, F_OK) && getenv("VWC_KWATCH") == NULL)
-		snprintf(buf, len, "kprobes on the nvme admin passthrough (tracefs at %s)",
-			 dir);
-	else
+	want = getenv("VWC_KWATCH");
+	if (!access(path, F_OK) && (!want || strcmp(want, "tracepoints"))) {
+		if (want && !strcmp(want, "nobtf"))
+			snprintf(why, sizeof(why), "VWC_KWATCH=nobtf");
+		else if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), why,
+						 sizeof(why)))
+			snprintf(why, sizeof(why), "kernel BTF");
+		snprintf(buf, len, "kprobes on the nvme admin passthrough (ioctl, io_uring %s: %s; tracefs at %s)",
+			 strcmp(why, "kernel BTF") ? "as any controller's" :
+			 "by controller", why, dir);
+	} else
 		snprintf(buf, len, "nvme tracepoints (tracefs at %s)", dir);
 }
 
@@ -518,11 +529,11 @@ int vwc_kw_deliver(struct kw_open *open, struct kw_recs *recs, int self,
 			memset(o, 0, sizeof(*o));
 			break;
 		case KW_KP_URING:
-			/* no queue; its completion is any io_uring one: cid 0 */
+			/* the queue where BTF names it, else 0; its
+			 * completion is an io_uring one: cid 0 */
 			ev.kind = VWC_KW_SET_FEATURES;
 			ev.ctrl = -1;
 			ev.cid = 0;
-			ev.q = 0;
 			break;
 		case KW_KP_URING_DONE:
 			ev.kind = VWC_KW_COMPLETE;

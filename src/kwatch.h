@@ -4,7 +4,7 @@
  *
  * The sidecar's way to see Set Features 06h sent on any path, including
  * through a descriptor a process keeps open, /dev/ngXnY and io_uring
- * passthrough, without adding anything to the I/O path. Three dynamic
+ * passthrough, without adding anything to the I/O path. Dynamic
  * events (kprobes, made through libtracefs under the system "vwc_<pid>")
  * on the admin passthrough entry points of nvme_core, opened with
  * perf_event_open(2) on every CPU into one ring per CPU:
@@ -15,9 +15,15 @@
  *    sidecar itself (VWC_KW_OWN_GET), which is how it learns each
  *    controller's admin queue (watch-fast.h);
  *  - "done", its return: the ioctl waits for the completion;
- *  - "uring", on nvme_dev_uring_cmd(): an admin command through io_uring,
- *    whose controller is not known (the sidecar treats it as any
- *    controller's) and whose completion is not seen.
+ *  - "uring", on nvme_dev_uring_cmd(ioucmd): an admin command through
+ *    io_uring, with its controller's admin queue
+ *    (ioucmd->file->private_data->admin_q) at offsets read from the
+ *    kernel's BTF with libbpf (kwatch-btf.c); without BTF no queue, and
+ *    the sidecar takes it as every controller's;
+ *    VWC_KWATCH=nobtf in the environment leaves the queue out (tests);
+ *  - "uring_done", on nvme_uring_cmd_end_io(req): an io_uring passthrough
+ *    command completed on req->q, filtered in the kernel to the admin
+ *    queues learned.
  *
  * Where kprobes cannot be made (no CONFIG_KPROBE_EVENTS, lockdown
  * "confidentiality"), or with VWC_KWATCH=tracepoints in the environment,
@@ -30,7 +36,7 @@
  * systemd does when nothing has; libtraceevent reads the events' "format"
  * files, so no kernel version's layout is assumed beyond the functions'
  * arguments. Records are decoded in the host's byte order (the command's
- * bytes are fetched one by one from its little-endian dwords). Up to three
+ * bytes are fetched one by one from its little-endian dwords). Up to four
  * descriptors per CPU: RLIMIT_NOFILE's soft limit is raised to the hard
  * one when it is short of that. Needs CAP_SYS_ADMIN and the
  * perf_event_open system call; without them, or without nvme_core (its
@@ -67,7 +73,8 @@ enum vwc_kw_kind {
  * @cdw11:	Set Features: CDW11 (for feature 06h, bit 0 is WCE)
  * @time:	CLOCK_MONOTONIC, nanoseconds (when the kernel saw it)
  * @q:		kprobes: the admin queue's kernel address, the controller's
- *		mark (see VWC_KW_OWN_GET); 0 when not known
+ *		mark (see VWC_KW_OWN_GET); 0 when not known (io_uring without
+ *		BTF)
  */
 struct vwc_kw_event {
 	enum vwc_kw_kind kind;

@@ -402,13 +402,15 @@ int vwc_watch_note_kernel(struct vwc_watch *w, const struct vwc_kw_event *ev,
 		return c->wb_now;
 	}
 	/*
-	 * A controller not known by its queue (io_uring, or not learned
-	 * yet): it may be any of them. Each takes the event as its own:
-	 * WCE=1 puts every one in write back now, and each reads WCE again.
+	 * A controller not known by its queue (not learned yet, or io_uring
+	 * on a kernel without BTF): it may be any of them. Each takes the
+	 * event as its own: WCE=1 puts every one in write back now, and each
+	 * reads WCE again.
 	 */
 	if (ev->kind == VWC_KW_SET_FEATURES && ev->fid == 0x06)
 		vwc_info("Set Features 06h WCE=%u on a controller not known by its queue (%s): taken as every controller's",
-			 ev->cdw11 & 1, ev->cid ? "not learned yet" : "io_uring");
+			 ev->cdw11 & 1, ev->cid || ev->q ? "not learned yet" :
+			 "io_uring, no queue named");
 	for (i = 0; i < w->nr_ctrl; i++) {
 		c = &w->ctrl[i];
 		c->wb_now = note_one(c, ev, now);

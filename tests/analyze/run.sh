@@ -12,7 +12,7 @@ mkdir -p "$B"
 B=$(cd "$B" && pwd)
 passed=0 failed=0
 
-bash tests/analyze/deps.sh gcc clang clang-tools meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libnvme-dev || {
+bash tests/analyze/deps.sh gcc clang clang-tools meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev || {
 	echo "analyze: 0 passed, 1 failed"; exit 1; }
 
 result() { # NAME COUNT LOG

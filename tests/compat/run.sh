@@ -55,7 +55,7 @@ KERNEL=${VWC_COMPAT_KERNEL:-7.2}
 # plus what scripts/build-debs.sh asks for there: scripts/chroot.sh remakes
 # a chroot when a caller asks for a package it lacks, so on a fresh machine
 # the two callers asking for the same set make each chroot once.
-CHROOT_PKGS=(libnvme-dev libjson-c-dev libtracefs-dev libtraceevent-dev libssl-dev libdbus-1-dev libkeyutils-dev
+CHROOT_PKGS=(libnvme-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libssl-dev libdbus-1-dev libkeyutils-dev
 	zlib1g-dev libudev-dev libkmod-dev libmount-dev nvme-cli patch udev kmod
 	asciidoctor lintian systemd-dev pkgconf)
 

@@ -31,7 +31,7 @@ KERNELS=${VWC_COV_KERNELS:-7.2}
 EXTRA=${VWC_COV_EXTRA-7.2-generic:t700 6.1:t700-dynid}
 bad() { echo "coverage: $*"; echo "coverage: 0 passed, 1 failed"; exit 1; }
 
-bash tests/analyze/deps.sh gcc meson ninja-build pkg-config libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libnvme-dev || bad "dependencies"
+bash tests/analyze/deps.sh gcc meson ninja-build pkg-config libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev || bad "dependencies"
 opts=(-Db_coverage=true)
 [ -n "$SRC" ] && opts+=("-Dnvme_cli_source=$SRC")
 if [ -f "$B/build/build.ninja" ]; then

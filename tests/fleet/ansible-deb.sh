@@ -23,7 +23,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/fleet
 SYS_SOURCES=${VWC_SYS_SOURCES:-/etc/apt/sources.list.d/debian.sources}
-PKGS=ansible-core,python3-apt,systemd,udev,libnvme1,libjson-c5,libudev1,libtracefs1,libtraceevent1
+PKGS=ansible-core,python3-apt,systemd,udev,libnvme1,libjson-c5,libudev1,libtracefs1,libtraceevent1,libbpf1
 
 TAP_TAIL=20
 # shellcheck source=tests/fleet/lib.sh

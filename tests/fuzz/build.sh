@@ -16,14 +16,14 @@ if [ ! -f "$B/build.ninja" ]; then
 fi
 ninja -C "$B" src/libvwc_core.a >/dev/null
 # shellcheck disable=SC2046 # pkg-config output is words
-LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtracefs libtraceevent) -lnvme)
+LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtracefs libtraceevent libbpf) -lnvme)
 [ -n "$(pkg-config --libs libnvme3 2>/dev/null || true)" ] &&
 	grep -q "libnvme API.*: 3" "$B/meson-logs/meson-log.txt" 2>/dev/null &&
 	LIBS+=($(pkg-config --libs libnvme3))
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
 	clang "${CFLAGS[@]}" -fsanitize=fuzzer "$SAN" -D_GNU_SOURCE \
-		-Isrc -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent) \
+		-Isrc -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent libbpf) \
 		"$src" -o "$B/$name" \
 		"${LIBS[@]/#src\//$B/src/}"
 done

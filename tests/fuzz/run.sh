@@ -15,7 +15,7 @@ mkdir -p "$B"
 B=$(cd "$B" && pwd)
 passed=0 failed=0
 
-bash tests/analyze/deps.sh clang libclang-rt-14-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libnvme-dev meson ninja-build pkg-config || {
+bash tests/analyze/deps.sh clang libclang-rt-14-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev meson ninja-build pkg-config || {
 	echo "fuzz: 0 passed, 1 failed"; exit 1; }
 if ! bash tests/fuzz/build.sh "$B/build"; then
 	echo "fuzz: 0 passed, 1 failed"

@@ -26,7 +26,7 @@ finish() {
 	exit
 }
 
-bash tests/analyze/deps.sh gcc meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libnvme-dev || {
+bash tests/analyze/deps.sh gcc meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev || {
 	fail "dependencies"; finish; }
 
 opts=(-Db_sanitize=address,undefined -Dc_args=-fno-sanitize-recover=all

@@ -86,7 +86,7 @@ PKGS=(systemd-sysv udev kmod "$initgen" "$kernel"
 	nvme-cli e2fsprogs mount procps util-linux
 	# what nvme-vwc-sync depends on, so that apt-get install ./x.deb
 	# works without a network
-	libnvme1 libjson-c5 libudev1 libtracefs1 libtraceevent1)
+	libnvme1 libjson-c5 libudev1 libtracefs1 libtraceevent1 libbpf1)
 # fsck.vfat for the ESP's fstab line (the installer has it too); lvm2
 # (with its initramfs hook) for root on LVM
 [ "$layout" = whole ] || PKGS+=(dosfstools)

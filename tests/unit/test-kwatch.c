@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+
+#include <bpf/btf.h>
+
 #include "kwatch-int.h"
 #include "tap.h"
 
@@ -113,6 +117,22 @@ static const char FMT_URING[] =
 	"\tfield:u8 bwce;\toffset:21;\tsize:1;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"(%lx) aop=%u\", REC->__probe_ip, REC->aop\n";
+
+/* the same with the queue BTF names (kwatch-btf.c): packed after bwce */
+static const char FMT_URING_Q[] =
+	"name: uring\n"
+	"ID: 1639\n"
+	COMMON
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:u8 aop;\toffset:16;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 afid;\toffset:17;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 awce;\toffset:18;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bop;\toffset:19;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bfid;\toffset:20;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 bwce;\toffset:21;\tsize:1;\tsigned:0;\n"
+	"\tfield:u64 q;\toffset:22;\tsize:8;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx) aop=%u q=0x%Lx\", REC->__probe_ip, REC->aop, REC->q\n";
 
 static const char FMT_URING_DONE[] =
 	"name: uring_done\n"
@@ -335,6 +355,27 @@ static void kprobes(void)
 		   "io_uring: 6.1's place and the SQE's both read; no queue, no completion (cid 0); a Get Features is nothing");
 	}
 
+	/* io_uring with the queue BTF names: the event carries it */
+	{
+		const uint8_t a1[6] = { 0x09, 0x06, 1, 0, 0, 0 };
+		struct kw_event_fmt keep = fmt[KW_KP_URING];
+
+		ok(!vwc_kw_fmt_parse(FMT_URING_Q, strlen(FMT_URING_Q), "vwc_1",
+				     &fmt[KW_KP_URING]) &&
+		   fmt[KW_KP_URING].q.offset == 22 &&
+		   fmt[KW_KP_URING].q.size == 8,
+		   "io_uring format with the queue read");
+		uring_raw(raw, 800, a1);
+		memcpy(raw + 22, &q2, 8);
+		feed(fmt, raw, 30, 60, &recs);
+		deliver(open, &recs);
+		ok(nr_got == 1 && got[0].kind == VWC_KW_SET_FEATURES &&
+		   got[0].q == q2 && got[0].cid == 0 && got[0].ctrl == -1 &&
+		   got[0].cdw11 == 1,
+		   "io_uring with BTF: the Set Features names its controller's queue (cid 0 still)");
+		fmt[KW_KP_URING] = keep;
+	}
+
 	/* an io_uring completion on a queue: cid 0, the queue */
 	{
 		uint16_t type = 1640;
@@ -379,9 +420,57 @@ static void kprobes(void)
 	free(recs.v);
 }
 
+/*
+ * kwatch-btf.c's reader on a BTF made here: members found in anonymous
+ * unions and structs, through typedefs, pointers only.
+ */
+static void btf_offsets(void)
+{
+	struct btf *b = btf__new_empty();
+	int lng, vp, tvp, un, st;
+
+	lng = btf__add_int(b, "long", 8, BTF_INT_SIGNED);
+	vp = btf__add_ptr(b, 0);
+	tvp = btf__add_typedef(b, "vp_t", vp);
+	/* union { long u; void *x; } */
+	un = btf__add_union(b, NULL, 8);
+	btf__add_field(b, "u", lng, 0, 0);
+	btf__add_field(b, "x", vp, 0, 0);
+	/* struct { long pad; vp_t admin_q; } */
+	st = btf__add_struct(b, NULL, 16);
+	btf__add_field(b, "pad", lng, 0, 0);
+	btf__add_field(b, "admin_q", tvp, 64, 0);
+	/* struct file { long f_count; union; void *private_data; } */
+	btf__add_struct(b, "file", 24);
+	btf__add_field(b, "f_count", lng, 0, 0);
+	btf__add_field(b, NULL, un, 64, 0);
+	btf__add_field(b, "private_data", vp, 128, 0);
+	/* struct nvme_ctrl { long state; long n; struct; } */
+	btf__add_struct(b, "nvme_ctrl", 32);
+	btf__add_field(b, "state", lng, 0, 0);
+	btf__add_field(b, "n", lng, 64, 0);
+	btf__add_field(b, NULL, st, 128, 0);
+
+	ok(vwc_kw_btf_ptr_offset(b, "file", "private_data") == 16,
+	   "BTF: a pointer member's byte offset");
+	ok(vwc_kw_btf_ptr_offset(b, "file", "x") == 8,
+	   "BTF: a member of an anonymous union, at the union's offset");
+	ok(vwc_kw_btf_ptr_offset(b, "nvme_ctrl", "admin_q") == 24,
+	   "BTF: a member of an anonymous struct, through a typedef");
+	ok(vwc_kw_btf_ptr_offset(b, "file", "f_count") == -EPROTO &&
+	   vwc_kw_btf_ptr_offset(b, "file", "u") == -EPROTO,
+	   "BTF: a member that is not a pointer is refused");
+	ok(vwc_kw_btf_ptr_offset(b, "file", "f_op") == -ENOENT &&
+	   vwc_kw_btf_ptr_offset(b, "io_uring_cmd", "file") == -ENOENT &&
+	   vwc_kw_btf_ptr_offset(NULL, "file", "private_data") == -ENOENT,
+	   "BTF: no such member, no such struct, no BTF: -ENOENT");
+	btf__free(b);
+}
+
 int main(void)
 {
 	tracepoints();
 	kprobes();
+	btf_offsets();
 	return tap_done();
 }

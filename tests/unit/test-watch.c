@@ -284,9 +284,34 @@ int main(void)
 		vwc_watch_timers(&w, 18.5);
 		ok(!c2->nr_pending && c2->wce,
 		   "not confirmed: the pending timeout reads WCE");
+		/* io_uring with the queue the kernel's BTF names */
+		clear_marks(&w);
+		for (i = 0; i < w.nr_ctrl; i++) {
+			w.ctrl[i].nr_pending = 0;
+			w.ctrl[i].wb_now = false;
+		}
+		ksf.q = 0xa000;
+		ksf.cid = 0;
+		ksf.cdw11 = 1;
+		ok(vwc_watch_note_kernel(&w, &ksf, 19) == 1 && c1->wb_now &&
+		   !c0->wb_now && !c2->wb_now && c1->nr_pending == 1 &&
+		   !c0->nr_pending && !c2->nr_pending && !c0->wce && !c2->wce,
+		   "io_uring naming its queue: that controller only (write back, pending); no other is touched");
+		kdone.q = 0xa000;
+		vwc_watch_note_kernel(&w, &kdone, 19.1);
+		ok(c1->nr_pending == 1 && c1->wce && !c0->wce && !c2->wce,
+		   "... its completion: WCE read on that controller only");
+		vwc_watch_confirm(c1, VWC_TRI_YES);
+		ok(!c1->nr_pending, "... WCE reads 1: it took effect");
+		ksf.q = 0xc000;	/* a queue not learned yet: every one's */
+		clear_marks(&w);
+		ok(vwc_watch_note_kernel(&w, &ksf, 19.2) == 3 && c0->wb_now &&
+		   c2->wb_now && c0->nr_pending == 1,
+		   "io_uring naming a queue not learned yet: every controller's");
 		for (i = 0; i < w.nr_ctrl; i++) {
 			w.ctrl[i].wb_now = false;
 			w.ctrl[i].admin_q = 0;
+			w.ctrl[i].nr_pending = 0;
 		}
 		clear_marks(&w);
 	}
