@@ -104,32 +104,27 @@ static const char FMT_DONE[] =
 	"\n"
 	"print fmt: \"(%lx <- %lx) ret=0x%Lx\", REC->__probe_func, REC->__probe_ret_ip, REC->ret\n";
 
-static const char FMT_URING[] =
-	"name: uring\n"
-	"ID: 1639\n"
-	COMMON
-	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u8 aop;\toffset:16;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 afid;\toffset:17;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 awce;\toffset:18;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 bop;\toffset:19;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 bfid;\toffset:20;\tsize:1;\tsigned:0;\n"
+/* the io_uring event's fields up to bwce */
+#define URING_FIELDS \
+	"name: uring\n" \
+	"ID: 1639\n" \
+	COMMON \
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n" \
+	"\tfield:u8 aop;\toffset:16;\tsize:1;\tsigned:0;\n" \
+	"\tfield:u8 afid;\toffset:17;\tsize:1;\tsigned:0;\n" \
+	"\tfield:u8 awce;\toffset:18;\tsize:1;\tsigned:0;\n" \
+	"\tfield:u8 bop;\toffset:19;\tsize:1;\tsigned:0;\n" \
+	"\tfield:u8 bfid;\toffset:20;\tsize:1;\tsigned:0;\n" \
 	"\tfield:u8 bwce;\toffset:21;\tsize:1;\tsigned:0;\n"
+
+static const char FMT_URING[] =
+	URING_FIELDS
 	"\n"
 	"print fmt: \"(%lx) aop=%u\", REC->__probe_ip, REC->aop\n";
 
 /* the same with the queue BTF names (kwatch-btf.c): packed after bwce */
 static const char FMT_URING_Q[] =
-	"name: uring\n"
-	"ID: 1639\n"
-	COMMON
-	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u8 aop;\toffset:16;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 afid;\toffset:17;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 awce;\toffset:18;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 bop;\toffset:19;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 bfid;\toffset:20;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 bwce;\toffset:21;\tsize:1;\tsigned:0;\n"
+	URING_FIELDS
 	"\tfield:u64 q;\toffset:22;\tsize:8;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"(%lx) aop=%u q=0x%Lx\", REC->__probe_ip, REC->aop, REC->q\n";

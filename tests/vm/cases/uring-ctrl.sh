@@ -61,22 +61,26 @@ run() {
 
 field() { echo "$1" | sed -n "s/.* $2=\([0-9-]*\).*/\1/p"; }
 
+# checks LABEL WHAT PATTERN: the start line matches PATTERN, and every
+# toggle on VWC0 was caught within 1 s (LABEL: btf or nobtf)
+checks() {
+	case $start in
+	*"$3"*) pass "uring-ctrl: $2: the start line says io_uring is $3" ;;
+	*) fail "uring-ctrl: $2: the start line says io_uring is $3" "$start" ;;
+	esac
+	if wct_all_within "/tmp/toggle-$1.out" "$ROUNDS" 1000; then
+		pass "uring-ctrl: $2: $ROUNDS/$ROUNDS io_uring WCE=1 toggles on VWC0 caught within 1 s"
+	else
+		fail "uring-ctrl: $2: $ROUNDS/$ROUNDS io_uring WCE=1 toggles on VWC0 caught within 1 s" "$toggles"
+	fi
+}
+
 run btf ""
 if [ "$trc" -eq 3 ]; then
 	skip "uring-ctrl: io_uring toggles" "$(sed -n 's/^WCT skip via=[a-z]* reason=//p' /tmp/toggle-btf.out)"
 	exit 0
 fi
-case $start in
-*"io_uring by controller"*)
-	pass "uring-ctrl: the start line says io_uring is seen by controller (kernel BTF)" ;;
-*)
-	fail "uring-ctrl: the start line says io_uring is seen by controller (kernel BTF)" "$start" ;;
-esac
-if wct_all_within /tmp/toggle-btf.out "$ROUNDS" 1000; then
-	pass "uring-ctrl: $ROUNDS/$ROUNDS io_uring WCE=1 toggles on VWC0 caught within 1 s"
-else
-	fail "uring-ctrl: $ROUNDS/$ROUNDS io_uring WCE=1 toggles on VWC0 caught within 1 s" "$toggles"
-fi
+checks btf "kernel BTF" "by controller"
 if [ "$(field "$sample" wb)" = 0 ] && [ "$(field "$sample" wt)" -gt 1000 ]; then
 	pass "uring-ctrl: VWC1's namespace never left write through while VWC0 was toggled through io_uring"
 else
@@ -89,17 +93,7 @@ check_eq "uring-ctrl: the sidecar took no io_uring event as VWC1's (log lines na
 
 # without BTF: taken as every controller's (safe, one write more each)
 run nobtf VWC_KWATCH=nobtf
-case $start in
-*"io_uring as any controller's"*)
-	pass "uring-ctrl: VWC_KWATCH=nobtf: the start line says io_uring is taken as any controller's" ;;
-*)
-	fail "uring-ctrl: VWC_KWATCH=nobtf: the start line says io_uring is taken as any controller's" "$start" ;;
-esac
-if wct_all_within /tmp/toggle-nobtf.out "$ROUNDS" 1000; then
-	pass "uring-ctrl: without BTF, $ROUNDS/$ROUNDS io_uring toggles on VWC0 still caught within 1 s"
-else
-	fail "uring-ctrl: without BTF, $ROUNDS/$ROUNDS io_uring toggles on VWC0 still caught within 1 s" "$toggles"
-fi
+checks nobtf "VWC_KWATCH=nobtf" "as any controller's"
 info "uring-ctrl, nobtf: $(as_vwc1 /tmp/watch-nobtf.log) log line(s) take an io_uring event as VWC1's"
 if [ "$(field "$sample" wb)" -gt 0 ]; then
 	pass "uring-ctrl: without BTF, the sampler sees VWC1 written (the check above can fail)"
