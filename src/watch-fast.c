@@ -206,6 +206,19 @@ static bool known(struct vwc_fast *f, int instance, uint64_t q)
 	return found;
 }
 
+/* the controller this table names by queue @q, else -1 */
+static int instance_of(struct vwc_fast *f, uint64_t q)
+{
+	int i, instance = -1;
+
+	pthread_mutex_lock(&f->mu);
+	for (i = 0; q && instance < 0 && i < f->nr_tab; i++)
+		if (f->tab[i].q == q)
+			instance = f->tab[i].instance;
+	pthread_mutex_unlock(&f->mu);
+	return instance;
+}
+
 /* Our own Get Features 06h: the controller read then has this queue. */
 static void learned(struct vwc_fast *f, const struct vwc_kw_event *ev)
 {
@@ -237,6 +250,8 @@ static void on_event(void *arg, const struct vwc_kw_event *ev)
 	struct vwc_fast *f = arg;
 	struct vwc_fast_msg m = { .kind = VWC_FAST_EVENT, .ev = *ev };
 
+	/* the controller as this thread places it: the model follows */
+	m.instance = ev->ctrl < 0 ? instance_of(f, ev->q) : -1;
 	if (ev->kind == VWC_KW_OWN_GET) {
 		learned(f, ev);
 		return;

@@ -78,7 +78,9 @@ enum vwc_fast_kind {
  * struct vwc_fast_msg - one message
  * @kind:	see &enum vwc_fast_kind
  * @ev:		VWC_FAST_EVENT: the event
- * @instance:	VWC_FAST_LEARNED: the controller
+ * @instance:	VWC_FAST_LEARNED: the controller; VWC_FAST_EVENT: the
+ *		controller whose queue is the event's in this thread's table
+ *		(-1: none), which the model learns if it has not
  * @q:		VWC_FAST_LEARNED: its admin queue
  */
 struct vwc_fast_msg {

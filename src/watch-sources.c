@@ -307,6 +307,22 @@ void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
 			}
 			if (m[i].kind == VWC_FAST_LOST)
 				m[i].ev.kind = VWC_KW_LOST;
+			/*
+			 * The thread placed it by a queue the model may not
+			 * have heard of (its learning message was not sent:
+			 * no news to the thread's table): the model learns it
+			 * now, so that both place the event alike.
+			 */
+			if (m[i].kind == VWC_FAST_EVENT && m[i].instance >= 0)
+				for (j = 0; j < w->nr_ctrl; j++) {
+					c = &w->ctrl[j];
+					if (c->instance != m[i].instance ||
+					    c->admin_q == m[i].ev.q)
+						continue;
+					vwc_info("%s: admin queue not heard of yet: learned from the fast path's table",
+						 c->name);
+					vwc_watch_learn_queue(w, c, m[i].ev.q);
+				}
 			/* the fast path wrote write back already: the
 			 * model's write back finds nothing to write */
 			if (vwc_watch_note_kernel(w, &m[i].ev, now_s()) <= 0)

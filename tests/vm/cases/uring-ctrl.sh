@@ -32,7 +32,7 @@ both_wt() { wt "$ns0" && wt "$ns1"; }
 # run LABEL ENV: a sidecar (with ENV, e.g. VWC_KWATCH=nobtf), ROUNDS
 # io_uring toggles on VWC0, VWC1 sampled; sets $start, $sample, $toggles
 run() {
-	env $2 nvme-vwc-sync watch -v >/tmp/watch-$1.log 2>&1 &
+	env $2 nvme-vwc-sync watch -vv >/tmp/watch-$1.log 2>&1 &
 	wpid=$!
 	wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch-$1.log
 	wait_for - 10 both_wt
