@@ -9,12 +9,13 @@
  * fetches that queue with three dereferences, at offsets read from the
  * running kernel's BTF (/sys/kernel/btf/vmlinux, and nvme_core's own when
  * it is a module) through libbpf: no kernel version's layout is assumed.
- * Without BTF, the event names no queue and the sidecar takes it as every
- * controller's (kwatch.h).
+ * Without BTF (or with VWC_KWATCH=nobtf, for tests), the event names no
+ * queue and the sidecar takes it as every controller's (kwatch.h).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/btf.h>
@@ -98,8 +99,13 @@ int vwc_kw_btf_uring_queue(char *arg, size_t len, char *why, size_t wlen)
 {
 	struct btf *vmlinux, *mod = NULL;
 	long file, priv, adminq;
+	const char *want = getenv("VWC_KWATCH");
 	int r = 0;
 
+	if (want && !strcmp(want, "nobtf")) {
+		snprintf(why, wlen, "VWC_KWATCH=nobtf");
+		return -ENOENT;
+	}
 	libbpf_set_print(quiet);
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {

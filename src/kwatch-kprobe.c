@@ -192,7 +192,6 @@ int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 			  char *why, size_t len)
 {
 	char qarg[96], uargs[sizeof(KP_URING_ARGS) + 96];
-	const char *want;
 	int r, i;
 
 	memset(kp, 0, sizeof(*kp));
@@ -210,12 +209,8 @@ int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 		memset(&fmt[KW_KP_ADMIN], 0, 2 * sizeof(*fmt));
 		return r;
 	}
-	want = getenv("VWC_KWATCH");
-	if (want && !strcmp(want, "nobtf"))
-		snprintf(kp->uring_why, sizeof(kp->uring_why),
-			 "VWC_KWATCH=nobtf");
-	else if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), kp->uring_why,
-					 sizeof(kp->uring_why))) {
+	if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), kp->uring_why,
+				    sizeof(kp->uring_why))) {
 		snprintf(uargs, sizeof(uargs), "%s %s", KP_URING_ARGS, qarg);
 		r = make(kp, KW_KP_URING, KP_URING_SYM, uargs,
 			 &fmt[KW_KP_URING]);

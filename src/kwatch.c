@@ -372,14 +372,12 @@ void vwc_kwatch_describe(char *buf, size_t len)
 	snprintf(path, sizeof(path), "%s/kprobe_events", dir);
 	want = getenv("VWC_KWATCH");
 	if (!access(path, F_OK) && (!want || strcmp(want, "tracepoints"))) {
-		if (want && !strcmp(want, "nobtf"))
-			snprintf(why, sizeof(why), "VWC_KWATCH=nobtf");
-		else if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), why,
-						 sizeof(why)))
-			snprintf(why, sizeof(why), "kernel BTF");
+		bool q = !vwc_kw_btf_uring_queue(qarg, sizeof(qarg), why,
+						 sizeof(why));
+
 		snprintf(buf, len, "kprobes on the nvme admin passthrough (ioctl, io_uring %s: %s; tracefs at %s)",
-			 strcmp(why, "kernel BTF") ? "as any controller's" :
-			 "by controller", why, dir);
+			 q ? "by controller" : "as any controller's",
+			 q ? "kernel BTF" : why, dir);
 	} else
 		snprintf(buf, len, "nvme tracepoints (tracefs at %s)", dir);
 }

@@ -250,12 +250,12 @@ static void on_event(void *arg, const struct vwc_kw_event *ev)
 	struct vwc_fast *f = arg;
 	struct vwc_fast_msg m = { .kind = VWC_FAST_EVENT, .ev = *ev };
 
-	/* the controller as this thread places it: the model follows */
-	m.instance = ev->ctrl < 0 ? instance_of(f, ev->q) : -1;
 	if (ev->kind == VWC_KW_OWN_GET) {
 		learned(f, ev);
 		return;
 	}
+	/* the controller as this thread places it: the model follows */
+	m.instance = ev->ctrl < 0 ? instance_of(f, ev->q) : -1;
 	/* the safe direction first, then the model hears of it */
 	if (ev->kind == VWC_KW_SET_FEATURES && ev->fid == 0x06 &&
 	    (ev->cdw11 & 1))
