@@ -176,28 +176,60 @@ static const char *node_name(const char *syspath)
 	return s ? s + 1 : syspath;
 }
 
-/* Write every node of @ns that differs; paths before the head. */
-static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode)
+/*
+ * The order @ns's nodes are written in for @mode: write back goes to the
+ * node that matters first, the one I/O is submitted to (the multipath head,
+ * or the namespace itself), then to every path node; write through goes to
+ * the path nodes first and to the head last, so that flushes stop at the
+ * head only once everything below it is set.
+ */
+static const char *node_at(const struct vwc_ns *ns, enum vwc_mode mode,
+			   int i)
 {
-	int i, r;
+	if (mode == VWC_MODE_WRITE_BACK)
+		return i ? ns->path_syspath[i - 1] : ns->syspath;
+	return i < ns->nr_paths ? ns->path_syspath[i] : ns->syspath;
+}
+
+/*
+ * Write every node of @ns that differs. A node that fails is reported and
+ * never a reason to stop: every other node is still written (a head left in
+ * write through because a path node could not be written would drop the
+ * flushes of a cache that is on). Return: 0, or the first failing node's
+ * error, with that node's syspath in @bad (if not NULL).
+ */
+static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
+		       const char **bad)
+{
+	int i, r, first = 0;
 
 	for (i = 0; i <= ns->nr_paths; i++) {
-		const char *sp = i < ns->nr_paths ? ns->path_syspath[i] :
-						    ns->syspath;
+		const char *sp = node_at(ns, mode, i);
+		bool head = sp == ns->syspath;
 		enum vwc_mode cur;
 
 		r = vwc_blk_read(sp, &cur);
-		if (r == -ENOENT && i < ns->nr_paths)
+		if (r == -ENOENT && !head)
 			continue;	/* path node without a queue */
 		if (!r && cur == mode)
 			continue;
 		if (!r)
 			r = blk_write(sp, mode);
-		if (r)
-			return r;
+		if (r) {
+			if (!head)
+				vwc_warn("%s: path node %s: cannot set %s: %s",
+					 ns->name, node_name(sp),
+					 vwc_mode_str(mode), strerror(-r));
+			if (!first) {
+				first = r;
+				if (bad)
+					*bad = sp;
+			}
+			continue;
+		}
 		record_change(node_name(sp), cur, mode);
 	}
-	return 0;
+	return first;
 }
 
 static unsigned long wb_gen;
@@ -214,6 +246,7 @@ unsigned long vwc_blk_wb_gen(void)
 
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 {
+	const char *bad = ns->syspath;
 	int r;
 
 	ns->decision = d;
@@ -242,15 +275,21 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		return 0;
 	}
 
-	r = write_nodes(ns, d.mode);
+	r = write_nodes(ns, d.mode, &bad);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
-		snprintf(ns->errmsg, sizeof(ns->errmsg),
-			 "cannot set %s: %s", vwc_mode_str(d.mode),
-			 strerror(-r));
+		if (bad == ns->syspath)
+			snprintf(ns->errmsg, sizeof(ns->errmsg),
+				 "cannot set %s: %s", vwc_mode_str(d.mode),
+				 strerror(-r));
+		else
+			snprintf(ns->errmsg, sizeof(ns->errmsg),
+				 "cannot set %s on path node %s: %s",
+				 vwc_mode_str(d.mode), node_name(bad),
+				 strerror(-r));
 		/* never leave it half-way in the unsafe direction */
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
-			write_nodes(ns, VWC_MODE_WRITE_BACK);
+			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL);
 		if (vwc_blk_read(ns->syspath, &ns->after))
 			ns->after = VWC_MODE_NONE;
 		vwc_err("%s: %s", ns->name, ns->errmsg);

@@ -251,6 +251,54 @@ int main(void)
 	waitpid(pid, NULL, 0);
 	close(rd);
 
+	/*
+	 * 5. a path node that cannot be written: write back still reaches
+	 * the head (the node that drops flushes) and every other path node,
+	 * and the failure names the node
+	 */
+	make_run(&r, idx);
+	{
+		char (*paths)[VWC_PATH_LEN] = calloc(2, sizeof(*paths));
+		struct vwc_ns *ns = &r.topo.ns[1];
+		char p[256];
+
+		put_wc("nvme1n1", "write through");
+		put_wc("nvme1c1n1", "write through");
+		snprintf(p, sizeof(p), "%s/sys/nvme1c0n1/queue/write_cache",
+			 root);
+		vwc_mkdir_p(p);	/* a directory: neither read nor written */
+		snprintf(paths[0], VWC_PATH_LEN, "%s/sys/nvme1c0n1", root);
+		snprintf(paths[1], VWC_PATH_LEN, "%s/sys/nvme1c1n1", root);
+		ns->path_syspath = paths;
+		ns->nr_paths = 2;
+		n = vwc_blk_apply(ns, (struct vwc_decision){
+				VWC_MODE_WRITE_BACK, VWC_REASON_WCE_ENABLED },
+			      false);
+		ok(n != 0 && ns->action == VWC_ACT_FAILED,
+		   "a path node failed: reported (%d)", n);
+		is_str(get_wc("nvme1n1"), "write back",
+		       "the head is write back all the same");
+		is_str(get_wc("nvme1c1n1"), "write back",
+		       "and the path node after the failing one");
+		ok(strstr(ns->errmsg, "nvme1c0n1") != NULL,
+		   "the failure names the node: %s", ns->errmsg);
+		/* write through that fails on a path: every node back */
+		put_wc("nvme1n1", "write back");
+		put_wc("nvme1c1n1", "write back");
+		n = vwc_blk_apply(ns, (struct vwc_decision){
+				VWC_MODE_WRITE_THROUGH, VWC_REASON_WCE_DISABLED },
+			      false);
+		ok(n != 0, "write through with a failing path node: failed");
+		is_str(get_wc("nvme1n1"), "write back",
+		       "the head stays write back");
+		is_str(get_wc("nvme1c1n1"), "write back",
+		       "the other path node back in write back");
+		ns->path_syspath = NULL;
+		ns->nr_paths = 0;
+		free(paths);
+	}
+	free_run(&r);
+
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(!system(cmd), "cleanup");
 	return tap_done();
