@@ -39,6 +39,30 @@ int vwc_blk_read(const char *syspath, enum vwc_mode *mode);
  */
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run);
 
+/* Most threads vwc_blk_apply_many() writes from */
+#define VWC_BLK_WRITERS	16
+
+/**
+ * vwc_blk_apply_many() - vwc_blk_apply() on several namespaces at once
+ * @ns:		the namespaces
+ * @d:		their decisions, in the same order
+ * @n:		how many
+ * @dry_run:	only report what would change
+ *
+ * Each namespace is handled by vwc_blk_apply(), as a whole, by one of up to
+ * VWC_BLK_WRITERS threads (the caller's among them): on kernels where a
+ * write of queue/write_cache freezes its queue (7.x: 13 to 29 ms each under
+ * emulation, most of it waiting, not working), a subsystem's hundreds of
+ * namespaces are not written one after the other. Namespaces are done in
+ * the caller's thread until one takes 1 ms or more; threads are made for
+ * the rest only then. A thread that cannot be made leaves its share to
+ * the others.
+ *
+ * Return: how many namespaces failed.
+ */
+int vwc_blk_apply_many(struct vwc_ns *const *ns, const struct vwc_decision *d,
+		       int n, bool dry_run);
+
 /**
  * vwc_blk_wb_bump() - a write back is about to be written at once
  *

@@ -67,23 +67,46 @@ void vwc_run_add_error(struct vwc_run *r, const char *device,
 	vwc_err("%s: %s", e->device, e->msg);
 }
 
+/*
+ * A namespace's controllers, and every other controller of their
+ * subsystem: one of those may reach it without a node of it yet
+ * (vwc_topo_link_reach() reads which, from what they report).
+ */
 static void select_ns(struct vwc_run *r, struct vwc_ns *ns)
 {
-	int i;
+	struct vwc_topo *t = &r->topo;
+	int i, j;
 
 	ns->wanted = true;
-	for (i = 0; i < ns->nr_ctrl; i++)
-		r->topo.ctrls[ns->ctrl[i]].wanted = true;
+	for (i = 0; i < ns->nr_ctrl; i++) {
+		struct vwc_ctrl *c = &t->ctrls[ns->ctrl[i]];
+
+		c->wanted = true;
+		for (j = 0; j < t->nr_ctrls; j++)
+			if (vwc_ctrl_peers(c, &t->ctrls[j]))
+				t->ctrls[j].wanted = true;
+	}
 }
 
+/*
+ * A controller's namespaces, and those of every other controller of its
+ * subsystem: a controller that has just joined (bound again, reconnected)
+ * reaches namespaces the kernel has not made its path nodes for yet.
+ */
 void vwc_run_select_ctrl(struct vwc_run *r, int idx)
 {
-	int j;
+	struct vwc_topo *t = &r->topo;
+	int i, j;
 
-	r->topo.ctrls[idx].wanted = true;
-	for (j = 0; j < r->topo.nr_ns; j++)
-		if (vwc_ns_has_ctrl(&r->topo.ns[j], idx))
-			select_ns(r, &r->topo.ns[j]);
+	t->ctrls[idx].wanted = true;
+	for (i = 0; i < t->nr_ctrls; i++) {
+		if (i != idx && !vwc_ctrl_peers(&t->ctrls[idx], &t->ctrls[i]))
+			continue;
+		t->ctrls[i].wanted = true;
+		for (j = 0; j < t->nr_ns; j++)
+			if (vwc_ns_has_ctrl(&t->ns[j], i))
+				select_ns(r, &t->ns[j]);
+	}
 }
 
 int vwc_run_select(struct vwc_run *r, char **args, int n)
@@ -159,6 +182,33 @@ void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd)
 		close(fd);
 }
 
+/*
+ * The namespaces a controller with peers reaches (vwc_topo_link_reach()):
+ * read with every probe, since a namespace can be attached at any time.
+ * A list that cannot be read leaves it reaching any (nsids_known false).
+ */
+static void forget_reach(struct vwc_ctrl *c)
+{
+	free(c->nsids);
+	c->nsids = NULL;
+	c->nr_nsids = 0;
+	c->nsids_known = false;
+}
+
+static void probe_reach(struct vwc_run *r, struct vwc_ctrl *c, int fd)
+{
+	int ret;
+
+	forget_reach(c);
+	if (!vwc_topo_has_peers(&r->topo, (int)(c - r->topo.ctrls)))
+		return;
+	ret = vwc_nvme_active_nsids(fd, &c->nsids, &c->nr_nsids);
+	if (ret)
+		note(c, "Identify Active Namespace ID list", ret);
+	else
+		c->nsids_known = true;
+}
+
 void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 {
 	char mn[41], sn[21], fr[9];
@@ -169,6 +219,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 	c->probed = true;
 	c->err = 0;
 	c->errmsg[0] = '\0';
+	forget_reach(c);
 	c->facts.present = VWC_TRI_UNKNOWN;
 	c->facts.wce = VWC_TRI_UNKNOWN;
 	c->facts.backup_failed = VWC_TRI_UNKNOWN;
@@ -209,6 +260,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 		c->facts.backup_failed =
 			tri(cw & VWC_NVME_SMART_CW_VOLATILE_MEMORY);
 	}
+	probe_reach(r, c, fd);
 close:
 	vwc_ctrl_fd_put(c, fd);
 out:
@@ -228,6 +280,7 @@ void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
 	if (!c->probed || c->err || c->facts.present != VWC_TRI_YES)
 		return;
 	c->facts.wce = VWC_TRI_UNKNOWN;
+	forget_reach(c);
 	fd = vwc_ctrl_fd(c);
 	if (fd < 0) {
 		note(c, "open", fd);
@@ -237,6 +290,7 @@ void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
 			note(c, "Get Features 06h", ret);
 		else
 			c->facts.wce = tri(wce);
+		probe_reach(r, c, fd);
 		vwc_ctrl_fd_put(c, fd);
 	}
 	c->decision = vwc_policy_decide(&c->facts);
@@ -274,6 +328,7 @@ void vwc_run_probe(struct vwc_run *r)
 				r->nr_failed++;
 		}
 	}
+	vwc_topo_link_reach(&r->topo);
 }
 
 struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
@@ -296,12 +351,31 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 	return d;
 }
 
+/*
+ * Mark in @again the controllers to read again for @ns: its own, and
+ * their peers, one of which may have joined it since the probe.
+ */
+static void mark_reachers(const struct vwc_topo *t, const struct vwc_ns *ns,
+			  bool *again)
+{
+	int i, j;
+
+	for (i = 0; i < ns->nr_ctrl; i++) {
+		const struct vwc_ctrl *c = &t->ctrls[ns->ctrl[i]];
+
+		again[ns->ctrl[i]] = true;
+		for (j = 0; j < t->nr_ctrls; j++)
+			if (vwc_ctrl_peers(c, &t->ctrls[j]))
+				again[j] = true;
+	}
+}
+
 /* Re-read WCE of controllers whose namespaces just went write-through. */
 static void recheck(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
 	bool *again = calloc(t->nr_ctrls + 1, sizeof(*again));
-	int i, j;
+	int i;
 
 	if (!again)
 		return;
@@ -312,14 +386,14 @@ static void recheck(struct vwc_run *r)
 		if (ns->action != VWC_ACT_CHANGED ||
 		    ns->after != VWC_MODE_WRITE_THROUGH)
 			continue;
-		for (j = 0; j < ns->nr_ctrl; j++)
-			again[ns->ctrl[j]] = true;
+		mark_reachers(t, ns, again);
 	}
 	/* only WCE can have changed since the probe: read just that */
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (again[i])
 			vwc_probe_ctrl_wce(r, &t->ctrls[i]);
 	free(again);
+	vwc_topo_link_reach(t);
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 		enum vwc_mode before = ns->before;
@@ -416,19 +490,33 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 int vwc_run_apply(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
+	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
+				   VWC_REASON_WCE_UNKNOWN }, *dv;
 	bool *later, *again, any = false;
-	int i, j, ret, failed = 0;
+	struct vwc_ns **nsv;
+	int i, j, n, ret, failed = 0;
 
 	later = calloc(t->nr_ns + 1, sizeof(*later));
 	again = calloc(t->nr_ctrls + 1, sizeof(*again));
-	if (!later || !again) {
+	nsv = calloc(t->nr_ns + 1, sizeof(*nsv));
+	dv = calloc(t->nr_ns + 1, sizeof(*dv));
+	if (!later || !again || !nsv || !dv) {
 		free(later);
 		free(again);
+		free(nsv);
+		free(dv);
+		/* nothing decided: write back is what unknown calls for */
+		for (i = 0; i < t->nr_ns && !r->dry_run; i++)
+			if (t->ns[i].wanted)
+				vwc_blk_apply(&t->ns[i], wb, false);
 		return ++r->nr_failed;
 	}
 	r->lock_busy = false;
+	/* what the probes read of joining controllers (already, after
+	 * vwc_run_probe(); the sidecar probes controllers one by one) */
+	vwc_topo_link_reach(t);
 	/* 1. write back (and "leave alone") at once: no lock, no wait */
-	for (i = 0; i < t->nr_ns; i++) {
+	for (i = 0, n = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 		struct vwc_decision d;
 
@@ -439,9 +527,10 @@ int vwc_run_apply(struct vwc_run *r)
 			later[i] = any = true;
 			continue;
 		}
-		if (vwc_blk_apply(ns, d, r->dry_run))
-			failed++;
+		nsv[n] = ns;
+		dv[n++] = d;
 	}
+	failed += vwc_blk_apply_many(nsv, dv, n, r->dry_run);
 	/* 2. write through under the writers' lock, on facts read under it */
 	if (any) {
 		ret = vwc_lock_take(r->lock_wait_ms);
@@ -452,8 +541,7 @@ int vwc_run_apply(struct vwc_run *r)
 				failed += left_alone(r, &t->ns[i], ret);
 				continue;
 			}
-			for (j = 0; j < t->ns[i].nr_ctrl; j++)
-				again[t->ns[i].ctrl[j]] = true;
+			mark_reachers(t, &t->ns[i], again);
 		}
 		if (!ret) {
 			unsigned long gen = vwc_blk_wb_gen();
@@ -462,12 +550,14 @@ int vwc_run_apply(struct vwc_run *r)
 			for (j = 0; j < t->nr_ctrls; j++)
 				if (again[j])
 					vwc_probe_ctrl_wce(r, &t->ctrls[j]);
-			for (i = 0; i < t->nr_ns; i++)
-				if (later[i] &&
-				    vwc_blk_apply(&t->ns[i],
-						  decide_ns(r, &t->ns[i]),
-						  false))
-					failed++;
+			vwc_topo_link_reach(t);
+			for (i = 0, n = 0; i < t->nr_ns; i++) {
+				if (!later[i])
+					continue;
+				nsv[n] = &t->ns[i];
+				dv[n++] = decide_ns(r, &t->ns[i]);
+			}
+			failed += vwc_blk_apply_many(nsv, dv, n, false);
 			recheck(r);
 			/* the sidecar's fast path wrote write back meanwhile */
 			if (vwc_blk_wb_gen() != gen)
@@ -477,6 +567,8 @@ int vwc_run_apply(struct vwc_run *r)
 	}
 	free(later);
 	free(again);
+	free(nsv);
+	free(dv);
 	r->nr_failed += failed;
 	return failed;
 }
@@ -501,25 +593,33 @@ int vwc_run_write_back(struct vwc_run *r, int ci)
 {
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
 				   VWC_REASON_WCE_ENABLED };
+	struct vwc_decision ignore = { VWC_MODE_NONE, VWC_REASON_IGNORED };
 	struct vwc_topo *t = &r->topo;
-	int i, failed = 0;
+	struct vwc_decision *dv;
+	struct vwc_ns **nsv;
+	int i, n = 0, failed = 0;
 
 	if (ci < 0 || ci >= t->nr_ctrls)
 		return 0;
+	nsv = calloc(t->nr_ns + 1, sizeof(*nsv));
+	dv = calloc(t->nr_ns + 1, sizeof(*dv));
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
+		struct vwc_decision d;
 
 		if (!vwc_ns_has_ctrl(ns, ci))
 			continue;
-		if (ns_ignored(r, ns)) {
-			vwc_blk_apply(ns, (struct vwc_decision){
-					VWC_MODE_NONE, VWC_REASON_IGNORED },
-				      false);
-			continue;
+		d = ns_ignored(r, ns) ? ignore : wb;
+		if (nsv && dv) {
+			nsv[n] = ns;
+			dv[n++] = d;
+		} else if (vwc_blk_apply(ns, d, false)) {
+			failed++;	/* no memory: one after the other */
 		}
-		if (vwc_blk_apply(ns, wb, false))
-			failed++;
 	}
+	failed += vwc_blk_apply_many(nsv, dv, n, false);
+	free(nsv);
+	free(dv);
 	return failed;
 }
 

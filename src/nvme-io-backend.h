@@ -28,6 +28,16 @@
 int vwc_io_identify_ctrl(int fd, struct nvme_id_ctrl *id);
 
 /**
+ * vwc_io_identify_active_ns() - Identify Active Namespace ID list (CNS 02h)
+ * @fd:		controller fd
+ * @nsid:	the list starts after this namespace id
+ * @list:	result: up to 1024 ids in increasing order, 0 after the last
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list);
+
+/**
  * vwc_io_get_features() - Get Features, current value, NSID 0
  * @fd:		controller fd
  * @fid:	feature identifier

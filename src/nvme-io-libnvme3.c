@@ -163,6 +163,14 @@ int vwc_io_identify_ctrl(int fd, struct nvme_id_ctrl *id)
 	return admin(fd, &cmd);
 }
 
+int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
+{
+	struct libnvme_passthru_cmd cmd;
+
+	nvme_init_identify_active_ns_list(&cmd, nsid, list);
+	return admin(fd, &cmd);
+}
+
 int vwc_io_get_features(int fd, __u8 fid, __u32 *result)
 {
 	struct libnvme_passthru_cmd cmd;

@@ -5,9 +5,11 @@
  * configured (nvme-io-libnvme1.c or nvme-io-libnvme3.c, see
  * nvme-io-backend.h); nothing outside these files knows which.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,6 +50,49 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
 	copy_trimmed(mn, id.mn, sizeof(id.mn));
 	copy_trimmed(sn, id.sn, sizeof(id.sn));
 	copy_trimmed(fr, id.fr, sizeof(id.fr));
+	return 0;
+}
+
+int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n)
+{
+	struct nvme_ns_list *page = malloc(sizeof(*page));
+	uint32_t *all = NULL, *tmp, last = 0;
+	int i, r = 0, nr = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (!page)
+		return -ENOMEM;
+	for (;;) {
+		memset(page, 0, sizeof(*page));
+		r = vwc_io_identify_active_ns(fd, last, page);
+		if (r)
+			break;
+		for (i = 0; i < NVME_ID_NS_LIST_MAX; i++) {
+			uint32_t id = le32toh(page->ns[i]);
+
+			/* 0 ends the list; ids only ever increase */
+			if (!id || id <= last || id >= NVME_NSID_ALL)
+				break;
+			tmp = realloc(all, (nr + 1) * sizeof(*all));
+			if (!tmp) {
+				r = -ENOMEM;
+				goto out;
+			}
+			all = tmp;
+			all[nr++] = last = id;
+		}
+		if (i < NVME_ID_NS_LIST_MAX)
+			break;	/* a page not full: that was the last */
+	}
+out:
+	free(page);
+	if (r) {
+		free(all);
+		return r;
+	}
+	*ids = all;
+	*n = nr;
 	return 0;
 }
 

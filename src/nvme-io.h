@@ -47,6 +47,20 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
 			   char fr[9]);
 
 /**
+ * vwc_nvme_active_nsids() - every namespace id attached to a controller
+ * @fd:		controller fd
+ * @ids:	result, increasing, to free(); NULL when there are none
+ * @n:		how many
+ *
+ * Identify Active Namespace ID list (CNS 02h), page after page: the
+ * namespaces a controller reaches, including those whose block devices
+ * the kernel has not made yet (a path that is joining).
+ *
+ * Return: 0, -errno or an NVMe status (@ids NULL then).
+ */
+int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n);
+
+/**
  * vwc_nvme_get_wce() - Get Features 06h, current value
  * @fd:		controller fd
  * @wce:	true if the volatile write cache is enabled

@@ -206,6 +206,7 @@ static int add_ctrl(struct vwc_topo *t, const char *sysname,
 	read_attr(syspath, "serial", c->serial, sizeof(c->serial));
 	read_attr(syspath, "firmware_rev", c->firmware, sizeof(c->firmware));
 	read_attr(syspath, "transport", c->transport, sizeof(c->transport));
+	read_attr(syspath, "subsysnqn", c->subsysnqn, sizeof(c->subsysnqn));
 
 	if (pci_parent(syspath, top, pci, sizeof(pci))) {
 		char v[16], d[16];
@@ -251,6 +252,93 @@ bool vwc_ns_has_ctrl(const struct vwc_ns *ns, int c)
 		if (ns->ctrl[i] == c)
 			return true;
 	return false;
+}
+
+/* The NQN every discovery controller reports: no namespaces, no peers */
+#define DISCOVERY_NQN	"nqn.2014-08.org.nvmexpress.discovery"
+
+bool vwc_ctrl_peers(const struct vwc_ctrl *a, const struct vwc_ctrl *b)
+{
+	return a != b && a->subsysnqn[0] &&
+	       strcmp(a->subsysnqn, DISCOVERY_NQN) &&
+	       !strcmp(a->subsysnqn, b->subsysnqn);
+}
+
+bool vwc_topo_has_peers(const struct vwc_topo *t, int c)
+{
+	int i;
+
+	for (i = 0; i < t->nr_ctrls; i++)
+		if (vwc_ctrl_peers(&t->ctrls[c], &t->ctrls[i]))
+			return true;
+	return false;
+}
+
+static bool ctrl_names(const struct vwc_ctrl *c, uint32_t nsid)
+{
+	int lo = 0, hi = c->nr_nsids - 1;
+
+	if (!c->nsids_known)
+		return true;	/* not known: it may reach any */
+	while (lo <= hi) {	/* the list is in increasing order */
+		int mid = lo + (hi - lo) / 2;
+
+		if (c->nsids[mid] == nsid)
+			return true;
+		if (c->nsids[mid] < nsid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static uint32_t read_nsid(const char *syspath)
+{
+	char buf[16];
+	unsigned long v;
+	char *end;
+
+	read_attr(syspath, "nsid", buf, sizeof(buf));
+	errno = 0;
+	v = strtoul(buf, &end, 10);
+	if (errno || end == buf || *end || !v || v >= 0xffffffffUL)
+		return 0;
+	return (uint32_t)v;
+}
+
+static int ns_add_ctrl(struct vwc_ns *ns, int c);
+
+void vwc_topo_link_reach(struct vwc_topo *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		const struct vwc_ctrl *first;
+
+		if (!ns->nr_ctrl)
+			continue;	/* no controller: write back anyway */
+		first = &t->ctrls[ns->ctrl[0]];
+		for (j = 0; j < t->nr_ctrls; j++) {
+			if (vwc_ns_has_ctrl(ns, j) ||
+			    !vwc_ctrl_peers(first, &t->ctrls[j]))
+				continue;
+			if (!ns->nsid)
+				ns->nsid = read_nsid(ns->syspath);
+			/* an id that cannot be read: any peer may reach it */
+			if (ns->nsid && !ctrl_names(&t->ctrls[j], ns->nsid))
+				continue;
+			if (!ns_add_ctrl(ns, j)) {
+				ns->nr_joining++;
+				continue;
+			}
+			/* no memory to count it: no controller known, which
+			 * the policy takes as write back */
+			ns->nr_ctrl = 0;
+			break;
+		}
+	}
 }
 
 static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
@@ -481,6 +569,8 @@ void vwc_topo_free(struct vwc_topo *t)
 
 	for (i = 0; i < t->nr_ns; i++)
 		ns_free(&t->ns[i]);
+	for (i = 0; i < t->nr_ctrls; i++)
+		free(t->ctrls[i].nsids);
 	free(t->ctrls);
 	free(t->ns);
 	memset(t, 0, sizeof(*t));

@@ -54,6 +54,7 @@ struct vwc_ctrl {
 	char serial[32];
 	char firmware[16];
 	char transport[16];
+	char subsysnqn[224];		/* its NVM subsystem; "" if none */
 	char pci_id[16];		/* "1b36:0010", empty if not PCI */
 	uint16_t pci_vendor;
 	uint16_t pci_device;
@@ -72,6 +73,12 @@ struct vwc_ctrl {
 	struct vwc_facts facts;
 	struct vwc_decision decision;
 	char irqc[200];			/* interrupt coalescing outcome, if asked */
+	uint32_t *nsids;		/* active namespace ids (CNS 02h), read
+					 * when the subsystem has other
+					 * controllers; to free */
+	int nr_nsids;
+	bool nsids_known;		/* nsids read; else it may reach any
+					 * namespace of its subsystem */
 };
 
 /**
@@ -84,6 +91,10 @@ struct vwc_ns {
 	int nr_ctrl;
 	char (*path_syspath)[VWC_PATH_LEN];	/* hidden multipath paths */
 	int nr_paths;
+	uint32_t nsid;			/* read by vwc_topo_link_reach(); 0 */
+	int nr_joining;			/* controllers in @ctrl that reach it by
+					 * their active namespace list alone
+					 * (no node of it through them yet) */
 
 	bool wanted;
 	struct vwc_decision decision;
@@ -171,6 +182,45 @@ int vwc_topo_find_ns(const struct vwc_topo *t, const char *name);
  * Return: true if it does.
  */
 bool vwc_ns_has_ctrl(const struct vwc_ns *ns, int c);
+
+/**
+ * vwc_ctrl_peers() - do two controllers belong to one NVM subsystem
+ * @a:		controller
+ * @b:		controller
+ *
+ * Controllers of one subsystem may reach the same namespaces (multipath,
+ * native or not). Discovery controllers share a well-known NQN and no
+ * namespace: never peers.
+ *
+ * Return: true if @a and @b are distinct controllers of one subsystem.
+ */
+bool vwc_ctrl_peers(const struct vwc_ctrl *a, const struct vwc_ctrl *b);
+
+/**
+ * vwc_topo_has_peers() - does controller @c share its subsystem
+ * @t:		topology
+ * @c:		controller index
+ *
+ * Return: true if another controller of @t is a peer (vwc_ctrl_peers()).
+ */
+bool vwc_topo_has_peers(const struct vwc_topo *t, int c);
+
+/**
+ * vwc_topo_link_reach() - add the controllers that reach a namespace
+ *			   without a node of it yet
+ * @t:		topology
+ *
+ * A controller that joins a subsystem (its PCI function bound again, a
+ * fabrics port reconnected, a namespace attached) reaches the subsystem's
+ * namespaces before the kernel has made their path nodes, and with
+ * nvme_core.multipath=N one namespace is a block device per controller.
+ * For every namespace, each peer of its controllers whose active
+ * namespace list names the namespace's id, or whose list is not known
+ * (nsids_known false: it may reach any), is added to the namespace's
+ * controllers, so that the decision counts it. Reads each such
+ * namespace's id from sysfs once. Safe to call again.
+ */
+void vwc_topo_link_reach(struct vwc_topo *t);
 
 /**
  * struct vwc_target - a device named on the command line

@@ -218,8 +218,6 @@ static bool ns_ignored(const struct vwc_run *run, const struct vwc_ns *ns)
 
 void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c)
 {
-	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
-				   VWC_REASON_WCE_ENABLED };
 	struct vwc_watcher *wr = of(w);
 	struct vwc_topo *t = &wr->run.topo;
 	int ci = vwc_topo_find_ctrl(t, c->name), i;
@@ -229,13 +227,13 @@ void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c)
 
 	if (ci < 0)
 		return;
+	vwc_run_write_back(&wr->run, ci);
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 		struct vwc_wns *n;
 
-		if (!vwc_ns_has_ctrl(ns, ci) || ns_ignored(&wr->run, ns))
+		if (!vwc_ns_has_ctrl(ns, ci) || ns->action == VWC_ACT_SKIPPED)
 			continue;
-		vwc_blk_apply(ns, wb, false);
 		changed |= ns->action == VWC_ACT_CHANGED;
 		n = vwc_watch_find_ns(w, ns->name);
 		if (n && ns->action != VWC_ACT_FAILED)

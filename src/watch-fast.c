@@ -106,8 +106,10 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 				   VWC_REASON_WCE_ENABLED };
 	struct vwc_fast_ns *list = NULL;
 	char name[VWC_NAME_LEN] = "every controller";
-	int nr = 0, i, j, k;
-	bool changed = false;
+	struct vwc_ns *nsa, **nsv;
+	struct vwc_decision *dv;
+	int nr = 0, nv = 0, i, j, k;
+	bool changed = false, many;
 	double t0, t1;
 
 	pthread_mutex_lock(&f->mu);
@@ -148,8 +150,21 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 
 	t0 = mono();
 	vwc_blk_wb_bump();
+	/*
+	 * Several namespaces: written at once (vwc_blk_apply_many()); one,
+	 * or no memory for more: one after the other in the thread's own
+	 */
+	nsa = nr > 1 ? calloc(nr, sizeof(*nsa)) : NULL;
+	nsv = nr > 1 ? calloc(nr, sizeof(*nsv)) : NULL;
+	dv = nr > 1 ? calloc(nr, sizeof(*dv)) : NULL;
+	many = nsa && nsv && dv;
+	if (!many) {
+		free(nsa);
+		free(nsv);
+		free(dv);
+	}
 	for (i = 0; i < nr; i++) {
-		struct vwc_ns *ns = &f->scratch;
+		struct vwc_ns *ns = many ? &nsa[nv] : &f->scratch;
 
 		if (!list[i].syspath || !list[i].paths)
 			continue;
@@ -165,12 +180,38 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 			if (list[i].paths[k])
 				snprintf(ns->path_syspath[ns->nr_paths++],
 					 VWC_PATH_LEN, "%s", list[i].paths[k]);
+		if (many) {
+			nsv[nv] = ns;
+			dv[nv++] = wb;
+			continue;
+		}
 		vwc_blk_apply(ns, wb, false);
 		changed |= ns->action == VWC_ACT_CHANGED;
 		free(ns->path_syspath);
 		ns->path_syspath = NULL;
 	}
+	if (many) {
+		vwc_blk_apply_many(nsv, dv, nv, false);
+		for (i = 0; i < nv; i++) {
+			changed |= nsa[i].action == VWC_ACT_CHANGED;
+			free(nsa[i].path_syspath);
+		}
+		free(nsa);
+		free(nsv);
+		free(dv);
+	}
 	t1 = mono();
+	if (vwc_log_level >= LOG_INFO) {
+		char names[256];
+		size_t at = 0;
+
+		names[0] = '\0';
+		for (i = 0; i < nr && at < sizeof(names); i++)
+			at += (size_t)snprintf(names + at, sizeof(names) - at,
+					       " %s", list[i].name);
+		vwc_info("%s: fast path: write back on %d namespace(s):%s",
+			 name, nr, names);
+	}
 	for (i = 0; i < nr; i++) {
 		free(list[i].syspath);
 		for (k = 0; list[i].paths && k < list[i].nr_paths; k++)

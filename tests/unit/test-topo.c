@@ -270,6 +270,121 @@ int main(void)
 	   c ? strlen(c->syspath) : 0);
 	vwc_topo_free(&t);
 
+	/*
+	 * Controllers that reach a namespace without a node of it yet
+	 * (vwc_topo_link_reach()): nvme1 and nvme2 share subsystem A, whose
+	 * head nvme1n1 (nsid 1) has paths through both; nvme5 joins A with
+	 * no path yet. nvme6 and nvme7 share subsystem B with the kernel's
+	 * multipath off: nsid 1 is nvme6n1 and nvme7n1, nsid 2 is nvme6's
+	 * alone. Two discovery controllers share the well-known NQN.
+	 */
+	pci_fn("pci0000:00/0000:00:06.0", "0x1b36", "0x0010");
+	pci_fn("pci0000:00/0000:00:07.0", "0x1b36", "0x0010");
+	pci_fn("pci0000:00/0000:00:08.0", "0x1b36", "0x0010");
+	ctrl("pci0000:00/0000:00:06.0", "nvme5", "Shared C");
+	ctrl("pci0000:00/0000:00:07.0", "nvme6", "Private");
+	ctrl("pci0000:00/0000:00:08.0", "nvme7", "Private");
+	ctrl(fab, "nvme8", "Linux");
+	ctrl(fab, "nvme9", "Linux");
+	{
+		static const char *const nqn[][3] = {
+			{ "0000:00:04.0", "nvme1", "nqn.a" },
+			{ "0000:00:05.0", "nvme2", "nqn.a" },
+			{ "0000:00:06.0", "nvme5", "nqn.a" },
+			{ "0000:00:07.0", "nvme6", "nqn.b" },
+			{ "0000:00:08.0", "nvme7", "nqn.b" },
+		};
+		static uint32_t a5[] = { 1 }, b6[] = { 1, 2 }, b7[] = { 1 };
+		char rel[256];
+		const struct vwc_ns *n6, *n7, *n62;
+		int i5, i6, i7;
+
+		for (i = 0; i < (int)(sizeof(nqn) / sizeof(nqn[0])); i++) {
+			snprintf(rel, sizeof(rel), "devices/pci0000:00/%s/nvme/%s/subsysnqn",
+				 nqn[i][0], nqn[i][1]);
+			snprintf(want, sizeof(want), "%s\n", nqn[i][2]);
+			put(rel, want);
+		}
+		for (i = 8; i <= 9; i++) {
+			snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme%d/subsysnqn",
+				 fab, i);
+			put(rel, "nqn.2014-08.org.nvmexpress.discovery\n");
+		}
+		disk("pci0000:00/0000:00:07.0/nvme/nvme6", "nvme6n1");
+		disk("pci0000:00/0000:00:07.0/nvme/nvme6", "nvme6n2");
+		disk("pci0000:00/0000:00:08.0/nvme/nvme7", "nvme7n1");
+		put("devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/nsid", "1\n");
+		put("devices/pci0000:00/0000:00:07.0/nvme/nvme6/nvme6n1/nsid", "1\n");
+		put("devices/pci0000:00/0000:00:07.0/nvme/nvme6/nvme6n2/nsid", "2\n");
+		put("devices/pci0000:00/0000:00:08.0/nvme/nvme7/nvme7n1/nsid", "1\n");
+		r = vwc_topo_scan_sysfs(root, &t);
+		i5 = vwc_topo_find_ctrl(&t, "nvme5");
+		i6 = vwc_topo_find_ctrl(&t, "nvme6");
+		i7 = vwc_topo_find_ctrl(&t, "nvme7");
+		ok(r == 0 && i5 >= 0 && i6 >= 0 && i7 >= 0, "subsystems: scan");
+		is_str(t.ctrls[i5].subsysnqn, "nqn.a", "subsysnqn read");
+		ok(vwc_ctrl_peers(&t.ctrls[i5], c_by(&t, "nvme1")) &&
+		   !vwc_ctrl_peers(&t.ctrls[i5], &t.ctrls[i5]) &&
+		   !vwc_ctrl_peers(&t.ctrls[i5], &t.ctrls[i6]),
+		   "peers: one subsystem, not itself, not another");
+		ok(!vwc_ctrl_peers(c_by(&t, "nvme8"), c_by(&t, "nvme9")) &&
+		   !vwc_topo_has_peers(&t, vwc_topo_find_ctrl(&t, "nvme8")),
+		   "discovery controllers are never peers");
+		ok(!vwc_topo_has_peers(&t, vwc_topo_find_ctrl(&t, "nvme0")),
+		   "a controller alone in its subsystem has none");
+
+		/* not probed: nsids unknown, so it may reach any */
+		vwc_topo_link_reach(&t);
+		ns = n_by(&t, "nvme1n1");
+		ok(ns && ns->nr_ctrl == 3 && vwc_ns_has_ctrl(ns, i5) &&
+		   ns->nr_joining == 1 && ns->nsid == 1,
+		   "a peer whose namespace list is unknown counts (nr_ctrl %d)",
+		   ns ? ns->nr_ctrl : -1);
+		vwc_topo_free(&t);
+
+		/* probed: each reaches what its list names */
+		r = vwc_topo_scan_sysfs(root, &t);
+		i5 = vwc_topo_find_ctrl(&t, "nvme5");
+		i6 = vwc_topo_find_ctrl(&t, "nvme6");
+		i7 = vwc_topo_find_ctrl(&t, "nvme7");
+		for (i = 0; i < t.nr_ctrls; i++)
+			t.ctrls[i].nsids_known = true;	/* empty lists */
+		t.ctrls[i5].nsids = malloc(sizeof(a5));
+		memcpy(t.ctrls[i5].nsids, a5, sizeof(a5));
+		t.ctrls[i5].nr_nsids = 1;
+		t.ctrls[i6].nsids = malloc(sizeof(b6));
+		memcpy(t.ctrls[i6].nsids, b6, sizeof(b6));
+		t.ctrls[i6].nr_nsids = 2;
+		t.ctrls[i7].nsids = malloc(sizeof(b7));
+		memcpy(t.ctrls[i7].nsids, b7, sizeof(b7));
+		t.ctrls[i7].nr_nsids = 1;
+		vwc_topo_link_reach(&t);
+		vwc_topo_link_reach(&t);	/* again: nothing more */
+		ns = n_by(&t, "nvme1n1");
+		ok(ns && ns->nr_ctrl == 3 && vwc_ns_has_ctrl(ns, i5) &&
+		   ns->nr_joining == 1,
+		   "joining nvme5 names nsid 1: it reaches the head (nr_ctrl %d, joining %d)",
+		   ns ? ns->nr_ctrl : -1, ns ? ns->nr_joining : -1);
+		n6 = n_by(&t, "nvme6n1");
+		n7 = n_by(&t, "nvme7n1");
+		n62 = n_by(&t, "nvme6n2");
+		ok(n6 && n7 && n6->nr_ctrl == 2 && n7->nr_ctrl == 2 &&
+		   vwc_ns_has_ctrl(n6, i7) && vwc_ns_has_ctrl(n7, i6),
+		   "multipath off: nvme6n1 and nvme7n1 are one namespace, reached by both");
+		ok(n62 && n62->nr_ctrl == 1 && !vwc_ns_has_ctrl(n62, i7),
+		   "nsid 2, not in nvme7's list: nvme6's alone");
+		t.ctrls[i7].nr_nsids = 0;	/* nvme7 detached nsid 1 */
+		vwc_topo_free(&t);
+		r = vwc_topo_scan_sysfs(root, &t);
+		for (i = 0; i < t.nr_ctrls; i++)
+			t.ctrls[i].nsids_known = true;
+		vwc_topo_link_reach(&t);
+		ns = n_by(&t, "nvme1n1");
+		ok(ns && ns->nr_ctrl == 2 && ns->nr_joining == 0,
+		   "lists that name nothing: only the path controllers");
+		vwc_topo_free(&t);
+	}
+
 	/* a missing class directory (no nvme driver) is an empty host */
 	snprintf(want, sizeof(want), "%s/nonexistent", root);
 	r = vwc_topo_scan_sysfs(want, &t);

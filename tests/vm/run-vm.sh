@@ -22,13 +22,14 @@
 #         By default the last plain ctrl of every guest is "noquirks";
 #         "quirks" on a ctrl line, or "# vm: quirks", keeps the table's
 #         quirks on every controller (a case about QEMU's table entry).
-#   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [size=MiB] [whole]
-#         nvme-subsys S and N controllers nvK.. sharing namespace 1
-#         (multipath). QEMU wants one serial per subsystem: all get the serial
-#         of the first, VWCK, and differ by cntlid (0, 1, ...). QEMU
-#         derives WCE from a controller's namespaces (on if any is on), so the
-#         shared namespace gets wc=off when any Wi is off, and a controller
-#         asking for "on" then gets a private namespace (nsid 2+) with wc=on.
+#   # vm: subsys name=S ctrls=N [wc=W0,W1,...] [shared=M] [size=MiB] [whole]
+#         nvme-subsys S and N controllers nvK.. sharing namespaces 1..M
+#         (multipath; M 1 by default). QEMU wants one serial per subsystem:
+#         all get the serial of the first, VWCK, and differ by cntlid (0, 1,
+#         ...). QEMU derives WCE from a controller's namespaces (on if any is
+#         on), so the shared namespaces get wc=off when any Wi is off, and a
+#         controller asking for "on" then gets a private namespace (nsid
+#         M+1..) with wc=on. QEMU allows 256 namespace ids a subsystem.
 #   # vm: cpu hygon          -cpu max,vendor=HygonGenuine
 #   # vm: rootport [n=N]     N pcie-root-ports rp0.. for hot-add (default 1)
 #   # vm: spare [n=N] [size=MiB]   raw images {dir}/spareK.img for drive_add
@@ -145,10 +146,12 @@ add_ctrl() {
 }
 
 add_subsys() {
-	local s n wcs size shared=on k c nsid=2 first=$nctrl whole=''
+	local s n m wcs size shared=on k c nsid first=$nctrl whole=''
 	has whole "$@" && whole=whole
 	s=$(kv name s0 "$@")
 	n=$(kv ctrls 2 "$@")
+	m=$(kv shared 1 "$@")
+	nsid=$((m + 1))
 	wcs=$(kv wc on "$@")
 	size=$(kv size 64 "$@")
 	IFS=, read -r -a wcs <<<"$wcs"
@@ -165,9 +168,11 @@ add_subsys() {
 			nsid=$((nsid + 1))
 		fi
 	done
-	img "$s-n1" "$size" "$whole"
-	args+=(-drive "file=$work/$s-n1.img,if=none,id=d$s-1,format=raw"
-		-device "nvme-ns,drive=d$s-1,bus=nv$((nctrl - 1)),nsid=1,shared=on,write-cache=$shared")
+	for ((k = 1; k <= m; k++)); do
+		img "$s-n$k" "$size" "$whole"
+		args+=(-drive "file=$work/$s-n$k.img,if=none,id=d$s-$k,format=raw"
+			-device "nvme-ns,drive=d$s-$k,bus=nv$((nctrl - 1)),nsid=$k,shared=on,write-cache=$shared")
+	done
 }
 
 nrp=0 nq_set='' last_plain=''
