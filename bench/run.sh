@@ -3,21 +3,24 @@
 # lines; with -s, also save them under bench/results/ with the machine,
 # the date, the kernel and the command that made them.
 # Usage: bench/run.sh [-s] [-k KERNEL] [NAME...]
-#   NAME: fsync (seed 000's table), toggle (sidecar reaction, set-cache
+#   NAME: fsync (the fsync table of the kernel patch "nvme: honor the
+#   volatile write cache enable state"), toggle (sidecar reaction, set-cache
 #   window), sync (cost of one sync), audit (audit vs shell loop, 16
-#   controllers), flush
-#   (flush-latency), sidecar-io (fio IOPS/CPU with the sidecar running vs
-#   stopped), smart (SMART bit 4 to write back, step by step), zeroout (seed
-#   003: blkdiscard --zeroout before and after quirks). Default: all. Needs a build: run tests/run-all.sh or
-#   meson compile + install into build/destdir first.
-#   Not in the default list: io-cost and io-cost-icount (issue 21: the
-#   sidecar's tracepoints' I/O-path cost, nvme-loop over null_blk; -k a
-#   generic tag, e.g. 7.2-generic: the guest boots TAG-io, that kernel with
-#   nvme-loop and null_blk; analysed by bench/io-cost.sh, saved as
-#   bench/results/NAME-TAG.txt), and soak-30min (issue 21's fault-injection
-#   soak for 30 minutes: with -k 7.2-generic or 6.1-generic), and sched
-#   (issue 21: the fast path thread's scheduling, none/nice/fifo, by the
-#   sidecar's share of the reaction; per kernel).
+#   controllers), flush (flush-latency), sidecar-io (fio IOPS/CPU with the
+#   sidecar running vs stopped), smart (SMART bit 4 to write back, step by
+#   step), zeroout (blkdiscard --zeroout before and after quirks, the
+#   measure of the kernel quirk proposal that disables Write Zeroes on the
+#   Crucial T700/T705). Default: all. Needs a build: run tests/run-all.sh
+#   or meson compile + install into build/destdir first.
+#   Not in the default list: io-cost and io-cost-icount (the I/O-path cost
+#   of the sidecar's kernel-side detection, kprobes and tracepoints,
+#   nvme-loop over null_blk; -k a generic tag, e.g. 7.2-generic: the guest
+#   boots TAG-io, that kernel with nvme-loop and null_blk; analysed by
+#   bench/io-cost.sh, saved as bench/results/NAME-TAG.txt), soak-30min (the
+#   VM case soak's fault injection for 30 minutes: with -k 7.2-generic or
+#   6.1-generic), and sched (the fast path thread's scheduling,
+#   none/nice/fifo, by the sidecar's share of the reaction; per kernel).
+#   bench/README.md lists them with their results.
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 # Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
@@ -67,7 +70,7 @@ for name in "${names[@]}"; do
 		echo "# bench/run.sh -k $kernel $name${VWC_BENCH_APPEND:+ (VWC_BENCH_APPEND=\"$VWC_BENCH_APPEND\")}"
 		echo "# date: $t0 to $(date -u '+%H:%M UTC')"
 		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other sessions' guests and builds ran at the same time)"
+		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other guests and builds ran at the same time)"
 		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg$(sed -n 's/^# vm: icount /, -icount /p' "$guest"), kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
 		echo "# run: ${run#VWC-RUN: }"
 		case $name in

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * irq-stat: interrupts per NVMe queue and completions per interrupt over
- * a sampling window, the figures of seed 004.
+ * a sampling window, the figures of the kernel patch "nvme-pci: Fix
+ * performance regression with completion batching for Hygon processors".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,8 @@ int cmd_irq_stat(int argc, char **argv)
 		       "Sample /proc/interrupts and the namespaces' stat files over the interval\n"
 		       "(default 1 s) and print interrupts per NVMe queue and, per controller,\n"
 		       "completed requests per interrupt (low values under load: an interrupt\n"
-		       "storm, see seed 004 / the Hygon advisory of 'nvme vwc audit').\n", vwc_prog);
+		       "storm, as measured on Hygon CPUs with IRQ completion batching; see the\n"
+		       "Hygon advisory of 'nvme vwc audit').\n", vwc_prog);
 		return 0;
 	}
 	if (o.fmt == VWC_FMT_PROMETHEUS) {

@@ -2,7 +2,8 @@
 /**
  * DOC: irqstat.h - interrupts and completions per NVMe queue
  *
- * What seed 004 measured, from userspace: interrupts per NVMe queue
+ * What the kernel patch that disables IRQ completion batching on Hygon
+ * CPUs measured, from userspace: interrupts per NVMe queue
  * (/proc/interrupts) and completed requests (the namespaces' stat files)
  * over a sampling window, and completions per interrupt.
  */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# tests/compat/run.sh - the nvme-cli compatibility matrix (issue 12)
+# tests/compat/run.sh - the nvme-cli compatibility matrix
 #
 # Usage: tests/compat/run.sh [ROW...]	rows: 2.3 2.13 2.16 3.x (default all)
 #

@@ -8,7 +8,7 @@
 #
 #	tarball		an unpacked `git archive HEAD` (with a build/ and an
 #			nvme-cli/ added) gives scripts/build-debs.sh --stage-only
-#			exactly the commit's files, without git (issue 20)
+#			exactly the commit's files, without git
 #	version		the spec's Version is meson.build's and debian/
 #			changelog's upstream version
 #	rpmbuild	`rpmbuild -ba` of packaging/rpm/nvme-vwc-sync.spec from a

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# nvme-cli-vwc's answer to an nvme-cli update (issue 20), with fake
+# nvme-cli-vwc's answer to an nvme-cli update, with fake
 # dpkg-query, apt-cache and logger: the APT hook (apt-check) warns, on
 # stderr and through logger, exactly while a newer nvme-cli is the
 # candidate and nvme-cli-vwc is installed for an older one; prerm's

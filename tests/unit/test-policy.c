@@ -15,7 +15,7 @@ static const struct {
 	enum vwc_reason reason;
 	const char *row;
 } table[] = {
-	/* seed 000's truth table */
+	/* the truth table of the kernel patch honouring WCE */
 	{ { N, U, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE absent" },
 	{ { N, N, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE 0" },
 	{ { N, Y, N, 0 }, WT, VWC_REASON_NO_CACHE, "absent, WCE 1" },

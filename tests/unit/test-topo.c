@@ -249,7 +249,7 @@ int main(void)
 	vwc_topo_free(&t);
 
 	/*
-	 * issue 21: a controller and its namespace more than 256 characters
+	 * a controller and its namespace more than 256 characters
 	 * deep (a chain of PCI bridges) are found, not skipped
 	 */
 	snprintf(deep, sizeof(deep), "pci0000:00");

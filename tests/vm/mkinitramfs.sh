@@ -222,7 +222,7 @@ if [ ! -d "$base" ]; then
 	log "building host part ($key)"
 	mkdir -p "$CACHE"
 	# A private directory per build: two builds at once (the suite and a
-	# benchmark, other sessions) must not delete or fill each other's, and
+	# benchmark, another user's run) must not delete or fill each other's, and
 	# only a complete tree is renamed into place.
 	btmp=$(mktemp -d "$CACHE/base.XXXXXX")
 	chmod 755 "$btmp"

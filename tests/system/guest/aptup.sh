@@ -2,7 +2,7 @@
 # shellcheck shell=bash disable=SC2154,SC2016
 # (SC2154: c0, n0, n1, OUT come from test.sh; SC2016: sh -c '...$(...)')
 #
-# Debian's next nvme-cli update on a system with nvme-cli-vwc (issue 20).
+# Debian's next nvme-cli update on a system with nvme-cli-vwc.
 # Sourced by test.sh in boot 2 of the plain suite, after plugin.sh, while
 # nvme-vwc-sync is installed; uses test.sh's and plugin.sh's helpers.
 # /vwc/repo (tests/system/nvme-cli-up.sh) is a local apt repository with

@@ -3,7 +3,7 @@
 # (SC2154: c0, c1, n0, n1, OUT come from test.sh; SC2016: sh -c '...$(...)')
 #
 # nvme-cli-vwc in a booted Debian system: `nvme vwc-sync` on a packaged
-# system (issue 13, item 2). Sourced by test.sh in boot 2, while
+# system. Sourced by test.sh in boot 2, while
 # nvme-vwc-sync is installed and before it is removed; uses test.sh's
 # helpers (pass, fail, skip, info, check, check_eq, wait_for, wcache, svc)
 # and its variables (c0/n0: WCE off, c1/n1: WCE on, OUT, SUITE).

@@ -431,7 +431,7 @@ boot_line "$n0"
 if [ "$MODE" = nvmeroot ]; then
 	check_eq "boot: root drive (WCE off) write through" "$(wcache "$nr")" "write through"
 	boot_line "$nr"
-	# Issue 14, root on a listed drive: the initramfs disabled Write
+	# Root on a listed drive: the initramfs disabled Write
 	# Zeroes (PCI dynamic ID and a rebind) before the root mount.
 	info "boot 2: write_zeroes_max_bytes $(wz_all)"
 	check_eq "boot: root drive Write Zeroes disabled from the start (write_zeroes_max_bytes)" "$(wz "$nr")" 0
@@ -505,7 +505,7 @@ check "service: private mount namespace (ProtectSystem=strict)" \
 check_eq "service: seccomp filter on" "$(awk '/^Seccomp:/ { print $2 }' /proc/"$pid"/status)" 2
 systemd-analyze security --no-pager nvme-vwc-sync.service >"$OUT/security.txt" 2>&1
 info "systemd-analyze security: $(grep -i 'overall exposure' "$OUT/security.txt" | sed 's/^[^O]*//')"
-# issue 21: inside the unit's sandbox the sidecar makes its kprobes (the
+# inside the unit's sandbox the sidecar makes its kprobes (the
 # tracefs systemd mounted, writable /sys) and says so on its start line
 start_line=$(journalctl -b -u nvme-vwc-sync.service -o cat --no-pager 2>/dev/null | grep 'watching .*Set Features detection' | tail -n 1)
 info "service start line: $start_line"
@@ -593,7 +593,7 @@ check_eq "SIGKILL: one automatic restart counted" "$(svc NRestarts)" "$((n_befor
 check_eq "SIGKILL: records kept" "$(records)" "$before"
 check_eq "after restarts: WCE-off drive still write through" "$(wcache "$n0")" "write through"
 
-# --- a PCI dynamic ID live for the upgrade (issue 20) -------------------------
+# --- a PCI dynamic ID live for the upgrade ------------------------------------
 # QEMU's 1b36:0010 listed by the admin (as nvmeroot does) and the T700
 # stand-in (a module index without QEMU's ID: 6.12's and 6.1's nvme table
 # list it, so the real path refuses; see the top of this file): quirks on

@@ -4,7 +4,7 @@
 # kernels: 7.2
 # manual: run by tests/compat/run.sh, whose image brings the nvme and nvme-vwc-sync under test
 #
-# Issue 12: the core case (core.sh) with another nvme-cli and libnvme than
+# The core case (core.sh) with another nvme-cli and libnvme than
 # Debian 12's. /etc/vwc-compat/expect, written by tests/compat/run.sh,
 # names what the binaries in the image must be, so that a run on the wrong
 # ones fails:

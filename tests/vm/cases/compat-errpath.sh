@@ -4,7 +4,7 @@
 # kernels: 7.2
 # manual: run by tests/compat/run.sh, whose image brings both libnvme backends and the ioctl shim
 #
-# Issue 12: the admin-command edge behaves the same on the libnvme 1.x and
+# The admin-command edge behaves the same on the libnvme 1.x and
 # libnvme3 backends. tests/compat/ioctl-shim.c (LD_PRELOAD) logs every
 # admin passthrough and makes chosen ones fail. /etc/vwc-compat/expect
 # names the binaries:

@@ -3,7 +3,7 @@
 # vm: ctrl wc=on
 # kernels: 6.1 6.12 7.2
 #
-# Issue 2 end to end: `nvme vwc-sync` on a WCE-off and a WCE-on controller,
+# The whole path end to end: `nvme vwc-sync` on a WCE-off and a WCE-on controller,
 # --dry-run, every device-name form, flush counts before and after, JSON,
 # and every bad input leaving every setting as it was.
 . /vwc/guest/lib.sh

@@ -19,7 +19,7 @@
 # timeout: 900
 # host-check: tests/fleet/check-prom-log.sh
 #
-# Issue 6, fleet audits: 16 controllers (VWC0-7 WCE off, VWC8-15 WCE on),
+# Fleet audits: 16 controllers (VWC0-7 WCE off, VWC8-15 WCE on),
 # 64 namespaces. `nvme vwc audit` in all three formats, each parsed: the
 # table row by row, JSON with jq, Prometheus with a structural lint (awk)
 # here and, on the host, `promtool check metrics` on the blocks printed

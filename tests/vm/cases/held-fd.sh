@@ -3,12 +3,12 @@
 # kernels: 6.1 7.2
 # timeout: 420
 #
-# Issue 15: a process that keeps /dev/nvmeX open and toggles WCE through that
+# A process that keeps /dev/nvmeX open and toggles WCE through that
 # descriptor (wce-toggle: NVME_IOCTL_ADMIN_CMD, and io_uring passthrough
 # NVME_URING_CMD_ADMIN where the kernel takes it) raises no close event.
 # With kernel-side detection (tracepoint nvme:nvme_setup_cmd) the sidecar
 # puts the namespace in write back within tens of milliseconds of WCE=1
-# (the issue's target: 50 ms; the figures are the INFO lines and
+# (the target: 50 ms; the figures are the INFO lines and
 # bench/results/toggle.txt). The test bounds it at 500 ms, which no
 # fallback reaches (the safety net, timed with --interval=2, takes ~1.9 s)
 # and which a loaded host does not flake: seen up to 134 ms on 7.2 with
@@ -79,7 +79,7 @@ sleep 2
 held_toggles "default sidecar" "" "$tp"
 kill -TERM "$wpid"
 wait "$wpid"
-# the reaction measured the other way (issue 21): the sidecar's own lines,
+# the reaction measured the other way: the sidecar's own lines,
 # from the kernel's timestamp of the submission; the write_cache writes'
 # cost (a queue freeze on 7.2) in the same boot, and the rest
 reaction() {
@@ -100,7 +100,7 @@ reaction() {
 info "held-fd reaction on $(uname -r), submission -> write back (sidecar's log): $(reaction /tmp/watch.log)"
 info "sidecar log (default): $(grep -v '^ ' /tmp/watch.log | tail -n 3 | tr '\n' '|')"
 
-# 2. tracefs NOT mounted when the sidecar starts (issue 21): it mounts it
+# 2. tracefs NOT mounted when the sidecar starts: it mounts it
 # itself (libtracefs, where systemd would) and says so on its start line;
 # 10 of 10 WCE=1 toggles through a held descriptor caught within 1 s.
 umount /sys/kernel/tracing 2>/dev/null
@@ -158,7 +158,7 @@ kill -TERM "$wpid"
 wait "$wpid"
 info "sidecar log (tracepoints): $(grep -v '^ ' /tmp/watch4.log | tail -n 3 | tr '\n' '|')"
 
-# 4. issue 21 (9): a device configured "ignore" is never written, not even
+# 4. a device configured "ignore" is never written, not even
 # by the immediate write back that a WCE=1 submission calls for.
 grep -q ' tracefs ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 printf 'device serial=VWC0 write-cache=ignore\n' >/tmp/ignore.conf

@@ -3,7 +3,7 @@
 # vm: ctrl wc=off
 # kernels: 6.1 7.2
 #
-# Seed 004 from userspace: detection, the advisory, irq-stat under a 4 KiB
+# The Hygon IRQ completion batching advisory from userspace: detection, the advisory, irq-stat under a 4 KiB
 # direct read load, and the interrupt coalescing refusal path.
 . /vwc/guest/lib.sh
 

@@ -3,7 +3,7 @@
 # kernels: 7.2-generic
 # timeout: 420
 #
-# Issue 21: the sidecar starts before nvme_core is loaded (a generic kernel,
+# The sidecar starts before nvme_core is loaded (a generic kernel,
 # nvme a module; fabrics-only hosts load it late). Its start line says it
 # falls back; once `modprobe nvme` brings the controller (and with it the
 # nvme_core's symbols and events), it attaches its kprobes and 10 of 10 WCE=1 toggles

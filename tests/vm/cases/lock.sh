@@ -3,7 +3,7 @@
 # kernels: 6.1 7.2
 # timeout: 420
 #
-# Issue 21: no unprivileged process can delay a writer or the sidecar, and
+# No unprivileged process can delay a writer or the sidecar, and
 # the safe direction never waits.
 #  0. An older version's /run/nvme-vwc-sync (0755) and lock (0644), held
 #     through flock(1) by uid 65534: sync still writes write through at
@@ -16,7 +16,8 @@
 #     (wce-toggle): write back within the reaction window.
 #  4. Root holds the lock, WCE=1 raw, no sidecar: `sync` writes write back
 #     at once, exit 0.
-# Each check fails on the code before issue 21: the lock was 0644 in a 0755
+# Each check fails on the code before the lock was made root's alone and
+# write back stopped waiting for it: the lock was 0644 in a 0755
 # directory, and every write back waited up to 30 s for it.
 . /vwc/guest/lib.sh
 LIMIT_MS=1500

@@ -51,7 +51,7 @@ for p in /sys/block/nvme*c*n${ns##*n}; do
 	check_eq "path ${p##*/} back to write back" "$(cat "$p/queue/write_cache")" "write back"
 done
 
-# Issue 21 (4): a controller with WCE=1 that joins the shared namespace
+# A controller with WCE=1 that joins the shared namespace
 # later (unbind and bind of its PCI function) must put it back in write
 # back: its hidden path node nvmeXcYnZ comes with the kernel's scan after
 # the controller's add and sends no uevent. The sidecar alone (no udevd:

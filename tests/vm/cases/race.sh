@@ -3,7 +3,7 @@
 # kernels: 6.1 7.2
 # timeout: 600
 #
-# Issue 15, writers that never race. udevd with the project's rules and the
+# Writers that never race. udevd with the project's rules and the
 # sidecar run; each round starts something that begins an evaluation of the
 # same WCE-off controller (even rounds: `nvme id-ctrl`, whose close of
 # /dev/nvmeX wakes the sidecar; odd rounds: a concurrent
@@ -12,7 +12,7 @@
 # write_cache every 1 ms for 400 ms (and Get Features 06h whenever it reads
 # write through). A round passes only when set-cache exits 0 and no sample
 # reads write through while WCE is 1. `set-cache off` resets for the next
-# round. Both failure kinds of the issue are counted:
+# round. Both kinds of failure are counted:
 #   A "write through after set-cache on returned" (WCE=1)
 #   B "cannot set write back: ..." (set-cache failed)
 . /vwc/guest/lib.sh

@@ -3,7 +3,7 @@
 # kernels: 6.1 7.2
 # timeout: 300
 #
-# Issue 15: `restore --all` with the sidecar running. The WCE-off drive is
+# `restore --all` with the sidecar running. The WCE-off drive is
 # in write through (the sidecar put it there); restore reports write back
 # and write_cache must still read write back 10 s later, through a close
 # event on the controller (nvme id-ctrl) that wakes the sidecar. Then an

@@ -7,7 +7,7 @@
 # kernels: 7.2
 # timeout: 900
 #
-# Issue 15, no fixed limits: 4 controllers x 256 namespaces (1 MiB each) and
+# No fixed limits: 4 controllers x 256 namespaces (1 MiB each) and
 # a probe controller with one namespace, all WCE off. With udevd running,
 # the sidecar must watch all 1025 namespaces (its log says how many) and put
 # every one in write through, `nvme-vwc-sync audit` must list them all, and

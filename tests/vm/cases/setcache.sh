@@ -61,7 +61,7 @@ err=$(nvme vwc-sync --config=/tmp/wt.conf "$c" 2>&1); rc=$?
 case "$rc:$err" in 1:*/tmp/wt.conf:2:*refused*set-cache\ off*) pass "config write-through refused with file:line and the safe path" ;; *) fail "config write-through refusal" "rc=$rc $err" ;; esac
 check_eq "refused config: nothing applied" "$(wc "$ns")" "write back"
 
-# restore reads the configuration (issue 21): a node this tool moved from
+# restore reads the configuration: a node this tool moved from
 # write through to write back because the admin forces write back is not
 # put back in write through, though the drive reports WCE=0
 nvme-vwc-sync restore --all >/dev/null 2>&1

@@ -5,7 +5,7 @@
 # kernels: 6.1-generic 7.2-generic
 # timeout: 600
 #
-# Issue 21, fault-injection soak, VWC_SOAK_S seconds (default 120; the
+# Fault-injection soak, VWC_SOAK_S seconds (default 120; the
 # 30-minute run is bench/run.sh -k KERNEL soak-30min). write_cache of VWC0's
 # namespace is sampled every 1 ms by wc-sampler (soak mode: follows the
 # controller by serial through resets, rebinds and module reloads), and a
@@ -59,7 +59,7 @@
 # The CPU 1 check without kwatch's reopen on hotplug (7.2-generic): 3 of 3
 # toggles timed out at 2000 ms, soak windows up to 3086 ms; with it, 3 of
 # 3 within 20-24 ms (7.2-generic), 123 ms (6.1-generic).
-# Before the sidecar's side of issue 21 (at 376e7ee on 7.2-generic): 17
+# On the sidecar of commit 376e7ee (7.2-generic), before the fixes: 17
 # windows, p50 41 ms, max 2272 ms, 1657 samples beyond 1000 ms, and rmmod
 # refused every time (the sidecar held /dev/nvme0 for good).
 . /vwc/guest/lib.sh

@@ -7,7 +7,7 @@
 # kernels: 6.1 7.2 6.1-generic 7.2-generic
 # timeout: 400
 #
-# Seed 003 (Crucial T700/T705: slow Write Zeroes) on Debian 12's 6.1 and on 7.2,
+# Crucial T700/T705 slow Write Zeroes on Debian 12's 6.1 and on 7.2,
 # nvme built in (cloud) and a module (generic; 6.12 adds nothing to those
 # two axes and left the default list for time), at run
 # time: `quirks` adds a PCI dynamic ID on the nvme driver whose driver_data

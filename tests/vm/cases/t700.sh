@@ -3,7 +3,7 @@
 # vm: quirks
 # kernels: 7.2-generic
 #
-# Seed 003 (Crucial T700/T705 slow Write Zeroes) on sid's modular kernel:
+# Crucial T700/T705 slow Write Zeroes on sid's modular kernel:
 # QEMU's PCI ID is added to the quirk database through an admin hwdb file;
 # `nvme vwc quirks` applies what the kernel allows (run time and a merged
 # modprobe.d snippet, keeping the admin's quirks= from /usr/lib and /run

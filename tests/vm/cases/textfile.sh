@@ -3,7 +3,7 @@
 # vm: ctrl wc=on
 # kernels: 6.1 7.2
 #
-# Issue 11: the sidecar's node_exporter textfile (watch --textfile): there
+# The sidecar's node_exporter textfile (watch --textfile): there
 # at start, rewritten on every change the sidecar makes or sees, replaced
 # atomically (never seen half-written), and how long after the sidecar's
 # write of write_cache the file says so (wc-when, on CLOCK_MONOTONIC).

@@ -38,7 +38,7 @@ udevadm settle --timeout=20
 wait_for "hot-add: its namespace goes write through by itself" 10 sh -c "[ \"\$(cat /sys/block/$hpns/queue/write_cache)\" = 'write through' ]"
 info "hot-added $hp ($hpns) WCE=$(get_wce "$hp") write_cache=$(wc "$hpns")"
 
-# issue 21: the sidecar holds the hot-added controller's descriptor (opened
+# the sidecar holds the hot-added controller's descriptor (opened
 # again until live), so its own probes raise no close events: it is idle
 # afterwards, and SMART critical warning events are armed (0Bh bits 0-7).
 cpu() { awk '{ print $14 + $15 }' "/proc/$wpid/stat"; }

@@ -4,7 +4,7 @@
 # kernels: 6.1 7.2 6.1-generic 7.2-generic
 # timeout: 300
 #
-# Issue 21: an io_uring Set Features 06h names its controller. The kprobe
+# An io_uring Set Features 06h names its controller. The kprobe
 # on nvme_dev_uring_cmd() fetches ioucmd->file->private_data->admin_q at
 # offsets read from the kernel's BTF (vmlinux's, and nvme_core's own where
 # it is a module: the generic kernels), so a WCE toggle through io_uring

@@ -16,7 +16,7 @@
 # vm: ctrl wc=on ns=4
 # timeout: 1500
 #
-# Benchmark (not a test), issue 6: what a fleet audit costs on one host with
+# Benchmark (not a test): what a fleet audit costs on one host with
 # 16 controllers and 64 namespaces, under QEMU/TCG.
 # 1. `nvme-vwc-sync audit -o json` against the shell loop an admin writes
 #    today for the same facts (nvme list; per controller nvme id-ctrl and

@@ -3,11 +3,11 @@
 # vm: ctrl wc=on
 # timeout: 900
 #
-# Benchmark (not a test), issue 6: `nvme vwc flush-latency --count N` (1000 by
+# Benchmark (not a test): `nvme vwc flush-latency --count N` (1000 by
 # default) on a WCE-on and a WCE-off drive: avg/p50/p99/max of NVMe Flush
 # through the passthrough interface. Under QEMU/TCG the figures measure the
-# emulator and the host's storage, not a drive; on real drives this is seed
-# 000's figure (~200 us for a Flush the drive has nothing to do for, on some
+# emulator and the host's storage, not a drive; on real drives this is the figure
+# of the kernel patch "nvme: honor the volatile write cache enable state" (~200 us for a Flush the drive has nothing to do for, on some
 # firmware), and the WCE-off row is the one the project removes from fsync.
 # Lines for the bench runner start with "BENCH:".
 . /vwc/guest/lib.sh

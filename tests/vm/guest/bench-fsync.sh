@@ -2,7 +2,8 @@
 # vm: ctrl wc=off
 # vm: ctrl wc=on
 #
-# Seed 000's table on emulated drives: fio 4k randwrite with fsync=1, before
+# The fsync table of the kernel patch "nvme: honor the volatile write cache
+# enable state" on emulated drives: fio 4k randwrite with fsync=1, before
 # and after `nvme vwc-sync`, on a WCE-off drive (the fix) and a WCE-on drive
 # (nothing may change). Flush counts are the kernel's (stat field 16);
 # fl/fsync divides them by the fsyncs fio completed.

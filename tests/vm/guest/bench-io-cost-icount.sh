@@ -2,7 +2,7 @@
 # vm: icount shift=3
 # timeout: 3600
 #
-# Issue 21: bench-io-cost.sh with the guest's time on QEMU's instruction
+# bench-io-cost.sh with the guest's time on QEMU's instruction
 # counter (-icount shift=3,sleep=off: 8 ns a guest instruction; an idle
 # guest's clock jumps to its next timer). fio's IOPS then counts I/Os per
 # guest instruction, whatever the host's load: what the sidecar's

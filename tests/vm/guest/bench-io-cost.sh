@@ -1,7 +1,7 @@
 #!/bin/sh
 # timeout: 3600
 #
-# Issue 21: the I/O-path cost of the sidecar's kernel-side detection
+# The I/O-path cost of the sidecar's kernel-side detection
 # (src/kwatch.c), measured in three states side by side: "off" (no
 # sidecar), "on" (the sidecar as installed: kprobes on the nvme admin
 # passthrough entry points, nothing on the I/O path) and "tp" (the sidecar

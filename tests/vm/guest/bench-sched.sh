@@ -3,7 +3,7 @@
 # bench: per-kernel
 # timeout: 1200
 #
-# Issue 21: the sidecar's own share of the reaction to a WCE=1 submission
+# The sidecar's own share of the reaction to a WCE=1 submission
 # through a held descriptor, by the fast path thread's scheduling
 # (VWC_FAST_SCHED: none, nice -10, SCHED_FIFO 1, the default), in one
 # boot, interleaved (3 rounds of each, 20 toggles a round), beside

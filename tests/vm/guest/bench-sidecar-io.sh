@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm: ctrl wc=off size=256
 #
-# Issue 15: does the sidecar cost the I/O path? (Its kernel-side Set
+# Does the sidecar cost the I/O path? (Its kernel-side Set
 # Features detection enables the nvme tracepoints, which fire for every
 # command.) fio 4k random read, O_DIRECT, QD16, on the WCE-off namespace,
 # alternating runs with the sidecar stopped and running in one boot (the

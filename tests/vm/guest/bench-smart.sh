@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm: ctrl wc=off
 #
-# Issue 15: SMART critical warning bit 4 raised through the QEMU monitor,
+# SMART critical warning bit 4 raised through the QEMU monitor,
 # with the sidecar running, timed step by step on the guest's monotonic
 # clock over N rounds:
 #   ask   -> kernel: the guest asks the host (serial line, the harness,

@@ -5,7 +5,7 @@
 # timeout: 2400
 # bench: per-kernel
 #
-# Issue 21's fault-injection soak (tests/vm/cases/soak.sh) for 30 minutes
+# The fault-injection soak of tests/vm/cases/soak.sh for 30 minutes
 # (VWC_SOAK_S, default 1800): its result and INFO lines as BENCH lines.
 # Run on the kernels with nvme as a module, one at a time:
 #   bench/run.sh -s -k 7.2-generic soak-30min

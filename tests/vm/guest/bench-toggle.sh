@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm: ctrl wc=off
 #
-# Issues 4 and 15: how fast the sidecar follows a raw Set Features 06h.
+# How fast the sidecar follows a raw Set Features 06h.
 # udevd (with the project's rules) and the sidecar run. Each of N toggles is
 # `nvme set-feature --feature-id=6 --value=1` (then 0) run by wc-sampler,
 # which reads write_cache every 1 ms from C and times from nvme-cli's exit to

@@ -2,8 +2,8 @@
 # vm: ctrl wc=on size=512
 # timeout: 1200
 #
-# Benchmark (not a test), issue 18: seed 003's own measure on the T700
-# stand-in. QEMU's controller is made quirk-free (a dynamic ID with the
+# Benchmark (not a test): the measure of the kernel quirk proposal that
+# disables Write Zeroes on the Crucial T700/T705, on the T700 stand-in. QEMU's controller is made quirk-free (a dynamic ID with the
 # class-wide entry's driver_data 0, then a rebind: /sys/class/nvme/nvmeX/
 # quirks reads "none", as a T700's does on 7.x) and listed in the quirk
 # database by an admin hwdb file. `blkdiscard --zeroout` of 320 MiB on a
@@ -11,7 +11,7 @@
 # Write Zeroes commands counted at the nvme_setup_cmd tracepoint and the
 # written sectors from the partition's stat. Under QEMU/TCG the times
 # measure the emulator: QEMU answers Write Zeroes without touching the
-# image, so here the offload is the fast path; on a T700 (seed 003: 5 s
+# image, so here the offload is the fast path; on a T700 (the proposal: 5 s
 # with Write Zeroes, 0.5 s without, on 350 MB) its firmware is the slow
 # one. What this shows on any machine is the mechanism: after the quirk no
 # Write Zeroes command reaches the drive and the kernel writes the zeroes.
