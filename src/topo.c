@@ -317,6 +317,9 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 		struct vwc_ns *ns = &t->ns[i];
 		const struct vwc_ctrl *first;
 
+		/* made again from the controllers with a node of it */
+		ns->nr_ctrl -= ns->nr_joining;
+		ns->nr_joining = 0;
 		if (!ns->nr_ctrl)
 			continue;	/* no controller: write back anyway */
 		first = &t->ctrls[ns->ctrl[0]];
@@ -335,7 +338,7 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 			}
 			/* no memory to count it: no controller known, which
 			 * the policy takes as write back */
-			ns->nr_ctrl = 0;
+			ns->nr_ctrl = ns->nr_joining = 0;
 			break;
 		}
 	}
@@ -551,6 +554,8 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 	}
 	if (t->nr_ns)
 		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
+	/* no active namespace list read yet: a peer may reach any */
+	vwc_topo_link_reach(t);
 	return 0;
 fail:
 	vwc_topo_free(t);

@@ -92,9 +92,10 @@ struct vwc_ns {
 	char (*path_syspath)[VWC_PATH_LEN];	/* hidden multipath paths */
 	int nr_paths;
 	uint32_t nsid;			/* read by vwc_topo_link_reach(); 0 */
-	int nr_joining;			/* controllers in @ctrl that reach it by
-					 * their active namespace list alone
-					 * (no node of it through them yet) */
+	int nr_joining;			/* the last of @ctrl: controllers that
+					 * reach it by their active namespace
+					 * list alone (no node of it through
+					 * them yet) */
 
 	bool wanted;
 	struct vwc_decision decision;
@@ -217,8 +218,12 @@ bool vwc_topo_has_peers(const struct vwc_topo *t, int c);
  * For every namespace, each peer of its controllers whose active
  * namespace list names the namespace's id, or whose list is not known
  * (nsids_known false: it may reach any), is added to the namespace's
- * controllers, so that the decision counts it. Reads each such
- * namespace's id from sysfs once. Safe to call again.
+ * controllers, so that the decision counts it. What an earlier call added
+ * is dropped first: call it again whenever a list was read.
+ * vwc_topo_scan_sysfs() calls it (no list known yet: every peer counts).
+ * With no memory to add one, the namespace is left with no controller,
+ * which the policy takes as write back.
+ * Reads each such namespace's id from sysfs once.
  */
 void vwc_topo_link_reach(struct vwc_topo *t);
 
