@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm: ctrl wc=off
 # vm: ctrl wc=off
-# kernels: 6.1 7.2 6.1-generic 7.2-generic
+# kernels: 6.1 6.12 7.2 6.1-generic 7.2-generic
 # timeout: 420
 #
 # I/O passthrough is not Set Features. An I/O command with opcode 09h is
