@@ -233,4 +233,41 @@ else
 fi
 kill -TERM "$wpid"
 wait "$wpid"
+
+# without BTF (VWC_KWATCH=nobtf: as on a kernel without it) nothing tells
+# an I/O queue from an admin queue not learned yet: such a command is
+# taken as a Set Features 06h on a controller not known by its queue,
+# every controller's (safe: write back, then write through again once
+# WCE is read); the sampler sees it, so the checks above can fail
+VWC_KWATCH=nobtf nvme-vwc-sync watch -v -v >/tmp/watch-nobtf.log 2>&1 &
+wpid=$!
+wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch-nobtf.log
+start=$(grep 'watching .*Set Features detection' /tmp/watch-nobtf.log | head -n 1)
+info "io-passthru, nobtf: $start"
+case $start in
+*"ioctl on any queue"*) pass "io-passthru: without BTF the start line says ioctl on any queue" ;;
+*) fail "io-passthru: without BTF the start line says ioctl on any queue" "$start" ;;
+esac
+check_cmd "io-passthru: without BTF a warning names the cause" grep -q 'I/O commands cannot be told apart.*VWC_KWATCH=nobtf' /tmp/watch-nobtf.log
+wait_for - 10 both_wt
+sleep 1
+wc-sampler sample -n "$ns1" -d 0 >/tmp/sample-nobtf.out 2>&1 &
+s1=$!
+sleep 0.3
+: >/tmp/iopt.out
+send "$sender" -n 5 -o 9 -N "$nsid" -a 6 -b 1 -r 7 -s "$SLBA" "/dev/$ng0"
+sleep 3
+kill -TERM "$s1"
+wait "$s1"
+sample=$(cat /tmp/sample-nobtf.out)
+info "io-passthru, nobtf: $(cat /tmp/iopt.out); VWC1 $sample"
+if [ "$(field "$sample" wb)" -gt 0 ] &&
+	grep -q 'Set Features 06h WCE=1 on a controller not known by its queue' /tmp/watch-nobtf.log; then
+	pass "io-passthru: without BTF the Dataset Management is taken as every controller's Set Features 06h (VWC1 written: the checks above can fail)"
+else
+	fail "io-passthru: without BTF the Dataset Management is taken as every controller's Set Features 06h (VWC1 written: the checks above can fail)" "$sample"
+fi
+wait_for "io-passthru: without BTF, both back to write through once WCE is read" 10 both_wt
+kill -TERM "$wpid"
+wait "$wpid"
 finish
