@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * kwatch's BTF reader: which controller an io_uring admin command is for.
+ * kwatch's BTF reader: which controller an io_uring admin command is for,
+ * and whether an ioctl's command is on an admin queue.
  *
  * nvme_dev_uring_cmd(ioucmd, ...) takes its controller from
  * ioucmd->file->private_data (the struct nvme_ctrl that nvme_dev_open()
@@ -11,6 +12,16 @@
  * it is a module) through libbpf: no kernel version's layout is assumed.
  * Without BTF (or with VWC_KWATCH=nobtf, for tests), the event names no
  * queue and the sidecar takes it as every controller's (kwatch.h).
+ *
+ * nvme_submit_user_cmd(q, ...) gets ns ? ns->queue : ctrl->admin_q from
+ * nvme_user_cmd() and nvme_user_cmd64() (6.1, 6.12, 7.2), and the queue's
+ * queuedata tells which: blk_mq_alloc_disk(..., ns) sets it to the
+ * namespace, the admin queue is made with none (blk_mq_init_queue() on
+ * 6.1, blk_mq_alloc_queue(set, lim, NULL) on 6.12 and 7.2), and nvme_core
+ * itself reads "no queuedata" as "admin queue" (nvme_req_qid(), the qid
+ * of its tracepoints; nvme_init_request()). The offset of queuedata in
+ * struct request_queue differs between kernels (after a mutex on 6.1,
+ * the first member on 6.12 and 7.2): it is read from BTF too.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -95,46 +106,73 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-int vwc_kw_btf_uring_queue(char *arg, size_t len, char *why, size_t wlen)
+void vwc_kw_btf_args_of(const struct btf *vmlinux, const struct btf *mod,
+			struct kw_btf *out)
 {
-	struct btf *vmlinux, *mod = NULL;
-	long file, priv, adminq;
-	const char *want = getenv("VWC_KWATCH");
-	int r = 0;
+	long file, priv, adminq, qd;
 
-	if (want && !strcmp(want, "nobtf")) {
-		snprintf(why, wlen, "VWC_KWATCH=nobtf");
-		return -ENOENT;
-	}
-	libbpf_set_print(quiet);
-	vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux) {
-		r = errno ? -errno : -ENOENT;
-		snprintf(why, wlen, "no kernel BTF (/sys/kernel/btf/vmlinux): %s",
-			 strerror(-r));
-		return r;
-	}
+	memset(out, 0, sizeof(*out));
 	file = vwc_kw_btf_ptr_offset(vmlinux, "io_uring_cmd", "file");
 	priv = vwc_kw_btf_ptr_offset(vmlinux, "file", "private_data");
 	/* built in, nvme_core's types are the kernel's; else its module's */
 	adminq = vwc_kw_btf_ptr_offset(vmlinux, "nvme_ctrl", "admin_q");
-	if (adminq == -ENOENT) {
-		mod = btf__load_module_btf("nvme_core", vmlinux);
+	if (adminq == -ENOENT)
 		adminq = vwc_kw_btf_ptr_offset(mod, "nvme_ctrl", "admin_q");
-	}
 	if (file < 0 || priv < 0 || adminq < 0) {
-		r = file < 0 ? (int)file : priv < 0 ? (int)priv : (int)adminq;
-		snprintf(why, wlen, "kernel BTF: %s: %s",
+		long r = file < 0 ? file : priv < 0 ? priv : adminq;
+
+		snprintf(out->uring_why, sizeof(out->uring_why),
+			 "kernel BTF: %s: %s",
 			 file < 0 ? "struct io_uring_cmd's file" :
 			 priv < 0 ? "struct file's private_data" :
 			 mod ? "struct nvme_ctrl's admin_q" :
 			 "struct nvme_ctrl's admin_q (no BTF of nvme_core)",
-			 strerror(-r));
+			 strerror((int)-r));
 	} else {
-		snprintf(arg, len, "q=+%ld(+%ld(+%ld($arg1))):x64", adminq,
-			 priv, file);
+		snprintf(out->uring_q, sizeof(out->uring_q),
+			 "q=+%ld(+%ld(+%ld($arg1))):x64", adminq, priv, file);
 	}
+	/*
+	 * The block layer's struct request_queue (vmlinux, nvme_core or
+	 * not): 6.1 has queuedata after a mutex, 6.12 and 7.2 first.
+	 */
+	qd = vwc_kw_btf_ptr_offset(vmlinux, "request_queue", "queuedata");
+	if (qd < 0)
+		snprintf(out->qd_why, sizeof(out->qd_why),
+			 "kernel BTF: struct request_queue's queuedata: %s",
+			 strerror((int)-qd));
+	else
+		snprintf(out->qd, sizeof(out->qd), "qd=+%ld($arg1):x64", qd);
+}
+
+void vwc_kw_btf_read(struct kw_btf *out)
+{
+	struct btf *vmlinux, *mod = NULL;
+	const char *want = getenv("VWC_KWATCH");
+	int r;
+
+	if (want && !strcmp(want, "nobtf")) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->uring_why, sizeof(out->uring_why),
+			 "VWC_KWATCH=nobtf");
+		snprintf(out->qd_why, sizeof(out->qd_why), "VWC_KWATCH=nobtf");
+		return;
+	}
+	libbpf_set_print(quiet);
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		r = errno ? errno : ENOENT;
+		memset(out, 0, sizeof(*out));
+		snprintf(out->uring_why, sizeof(out->uring_why),
+			 "no kernel BTF (/sys/kernel/btf/vmlinux): %s",
+			 strerror(r));
+		snprintf(out->qd_why, sizeof(out->qd_why), "%s",
+			 out->uring_why);
+		return;
+	}
+	if (vwc_kw_btf_ptr_offset(vmlinux, "nvme_ctrl", "admin_q") == -ENOENT)
+		mod = btf__load_module_btf("nvme_core", vmlinux);
+	vwc_kw_btf_args_of(vmlinux, mod, out);
 	btf__free(mod);
 	btf__free(vmlinux);
-	return r;
 }

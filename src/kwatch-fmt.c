@@ -47,6 +47,7 @@ static void fmt_of_event(struct tep_event *ev, struct kw_event_fmt *f)
 	take_field(ev, "op", &f->op);
 	take_field(ev, "fid", &f->fid);
 	take_field(ev, "wce", &f->wce);
+	take_field(ev, "qd", &f->qd);
 	take_field(ev, "aop", &f->aop);
 	take_field(ev, "afid", &f->afid);
 	take_field(ev, "awce", &f->awce);
@@ -268,6 +269,31 @@ static bool decode_tp(const struct kw_event_fmt *f, enum kw_role role,
 }
 
 /*
+ * The ioctl probes' second line behind the kernel's filter: where the
+ * event fetches queuedata, a command on a queue that has one is an I/O
+ * command (kwatch-btf.c), whatever its bytes; where the return probe
+ * fetches the command, only a Set Features 06h's return is one.
+ */
+static bool on_admin_queue(const struct kw_event_fmt *f, const uint8_t *raw,
+			   uint32_t rawlen)
+{
+	if (!f->qd.size)
+		return true;
+	return has(&f->qd, rawlen) && !get_uint(raw, rawlen, &f->qd);
+}
+
+static bool done_wanted(const struct kw_event_fmt *f, const uint8_t *raw,
+			uint32_t rawlen)
+{
+	if (!f->op.size && !f->fid.size)
+		return true;	/* a return probe without the command */
+	return has(&f->op, rawlen) && has(&f->fid, rawlen) &&
+	       get_uint(raw, rawlen, &f->op) == 0x09 &&
+	       get_uint(raw, rawlen, &f->fid) == 0x06 &&
+	       on_admin_queue(f, raw, rawlen);
+}
+
+/*
  * kprobes: the command's bytes are fetched as u8 at their place in the
  * (little-endian) command: FID is CDW10's byte 0, WCE CDW11's bit 0.
  */
@@ -282,7 +308,8 @@ static bool decode_kp(const struct kw_event_fmt *f, enum kw_role role,
 	switch (role) {
 	case KW_KP_ADMIN:
 		if (!has(&f->q, rawlen) || !has(&f->op, rawlen) ||
-		    !has(&f->fid, rawlen) || !has(&f->wce, rawlen))
+		    !has(&f->fid, rawlen) || !has(&f->wce, rawlen) ||
+		    !on_admin_queue(f, raw, rawlen))
 			return false;
 		r->ev.q = get_uint(raw, rawlen, &f->q);
 		r->op = (uint8_t)get_uint(raw, rawlen, &f->op);
@@ -290,7 +317,7 @@ static bool decode_kp(const struct kw_event_fmt *f, enum kw_role role,
 		r->ev.cdw11 = get_uint(raw, rawlen, &f->wce) & 1;
 		return true;
 	case KW_KP_DONE:
-		return true;
+		return done_wanted(f, raw, rawlen);
 	case KW_KP_URING_DONE:
 		if (!has(&f->q, rawlen))
 			return false;

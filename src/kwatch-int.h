@@ -27,7 +27,11 @@ struct kw_field {
  * @KW_TP_COMPLETE:	tracepoint nvme:nvme_complete_rq (every completion)
  * @KW_KP_ADMIN:	kprobe on nvme_submit_user_cmd(q, cmd, ...): every
  *			passthrough ioctl, with the queue and the command
- * @KW_KP_DONE:		kretprobe on it: the command completed (it waits)
+ *			(and, where BTF tells where, q->queuedata: NULL on
+ *			an admin queue alone)
+ * @KW_KP_DONE:		kretprobe on it: the command completed (it waits);
+ *			where the kernel lets a return probe fetch the
+ *			function's arguments, the command and queuedata too
  * @KW_KP_URING:	kprobe on nvme_dev_uring_cmd(ioucmd, ...): an
  *			admin command through io_uring, with the queue
  *			where the kernel's BTF tells where it is
@@ -48,14 +52,15 @@ enum kw_role {
 /*
  * One event's format. Tracepoints: ctrl_id, qid, cid, opcode, cdw10.
  * Kprobes (names given in kwatch-kprobe.c): pid (common_pid), q, op, fid,
- * wce; io_uring: aop/afid/awce and bop/bfid/bwce, the command read at the
- * two places kernels keep it (struct io_uring_cmd's second pointer is the
- * command itself up to 6.4, the SQE after).
+ * wce, qd (the queue's queuedata); io_uring: aop/afid/awce and
+ * bop/bfid/bwce, the command read at the two places kernels keep it
+ * (struct io_uring_cmd's second pointer is the command itself up to 6.4,
+ * the SQE after).
  */
 struct kw_event_fmt {
 	int id;			/* common_type; 0: not in use */
 	struct kw_field ctrl_id, qid, cid, opcode, cdw10;
-	struct kw_field pid, q, op, fid, wce;
+	struct kw_field pid, q, op, fid, wce, qd;
 	struct kw_field aop, afid, awce, bop, bfid, bwce;
 };
 
@@ -85,6 +90,17 @@ struct kw_open {
 
 #define KW_QUEUES_N	64	/* admin queues in the io_uring filter */
 
+/*
+ * A return probe that is not filtered (the kernel lets it fetch no
+ * argument) wakes nobody: while a Set Features 06h of a thread is
+ * outstanding, for at most KW_OPEN_WAIT_NS, the rings are read every
+ * KW_OPEN_POLL_MS instead.
+ */
+#define KW_OPEN_POLL_MS	10
+#define KW_OPEN_WAIT_NS	2000000000ull
+
+int vwc_kw_open_wait_ms(const struct kw_open *open, uint64_t now);
+
 /* kwatch.c: the records (oldest first) to events; @self: our pid */
 int vwc_kw_deliver(struct kw_open *open, struct kw_recs *recs, int self,
 		   void (*cb)(void *arg, const struct vwc_kw_event *ev),
@@ -104,14 +120,44 @@ void vwc_kw_push(struct kw_recs *out, const struct kw_rec *r);
 
 /* kwatch-btf.c */
 struct btf;
+
+/*
+ * What the running kernel's BTF gives the probes: each fetch argument, or
+ * "" with the reason in its why.
+ * @uring_q:	the io_uring probe's controller queue, "q=+A(+B(+C($arg1))):x64"
+ * @qd:		nvme_submit_user_cmd()'s q->queuedata, "qd=+N($arg1):x64"
+ */
+struct kw_btf {
+	char uring_q[96];
+	char uring_why[160];
+	char qd[48];
+	char qd_why[160];
+};
+
 long vwc_kw_btf_ptr_offset(const struct btf *btf, const char *sname,
 			   const char *mname);
-int vwc_kw_btf_uring_queue(char *arg, size_t len, char *why, size_t wlen);
+void vwc_kw_btf_args_of(const struct btf *vmlinux, const struct btf *mod,
+			struct kw_btf *out);
+void vwc_kw_btf_read(struct kw_btf *out);
 
 /* kwatch-kprobe.c */
+
+/*
+ * What the kprobes fetch beyond the command's bytes (the kernel's filters
+ * follow): KW_FETCH_QD, the ioctl's queue's queuedata (kernel BTF);
+ * KW_FETCH_DONE_CMD, the return probe fetches the command (and, with
+ * KW_FETCH_QD, queuedata) from the function's arguments.
+ */
+enum {
+	KW_FETCH_QD		= 1 << 0,
+	KW_FETCH_DONE_CMD	= 1 << 1,
+};
+
 struct kw_kprobes {
 	char system[32];		/* vwc_<pid> */
 	struct tracefs_dynevent *dev[KW_NR_ROLES];
+	unsigned int fetch;		/* KW_FETCH_* */
+	char qd_why[200];		/* why not KW_FETCH_QD */
 	bool uring;			/* the io_uring probes are there */
 	bool uring_q;			/* ... and name the admin queue */
 	char uring_why[160];		/* why they do not */
@@ -121,7 +167,8 @@ int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 			  char *why, size_t len);
 void vwc_kw_kprobes_destroy(struct kw_kprobes *kp);
 const char *vwc_kw_kprobe_filter(enum kw_role role, int self,
-				 const uint64_t *queues, int nr_queues,
-				 char *buf, size_t len);
+				 unsigned int fetch, const uint64_t *queues,
+				 int nr_queues, char *buf, size_t len);
+bool vwc_kw_role_wakes(enum kw_role role, unsigned int fetch);
 
 #endif

@@ -26,11 +26,36 @@
  * from /dev/nvmeN, a namespace's block device or its ng node, with the
  * kernel's copy of the command. For an admin command q is the
  * controller's admin queue, which the sidecar learns from its own Get
- * Features (VWC_KW_OWN_GET).
+ * Features (VWC_KW_OWN_GET); for an I/O command it is the namespace's
+ * queue, and an I/O command can carry Set Features' bytes (Dataset
+ * Management is opcode 09h too: 7 ranges and the IDR bit read as FID 06h,
+ * WCE=1). Where the kernel's BTF gives the offset of struct
+ * request_queue's queuedata (kwatch-btf.c) the probe fetches it too, as
+ * "qd", and the kernel's filter keeps qd == 0 only: the admin queue, by
+ * nvme_core's own rule. Without BTF nothing the probe can reach tells an
+ * admin queue from an I/O queue without assuming a kernel's layout, and a
+ * queue not learned may be a controller's admin queue (a real Set
+ * Features 06h on it must put its namespaces in write back): the filter
+ * stays on the command's bytes, and such an I/O command is taken as a Set
+ * Features 06h on a controller not known by its queue (every
+ * controller's: safe, writes that were not needed; kwatch.h).
  */
 static const char KP_ADMIN_SYM[] = "nvme_submit_user_cmd";
 static const char KP_ADMIN_ARGS[] =
 	"q=$arg1:x64 op=+0($arg2):u8 fid=+40($arg2):u8 wce=+44($arg2):u8";
+/*
+ * Its return. Every passthrough ioctl returns through it, I/O too; where
+ * the kernel lets a return probe fetch the function's arguments (stored
+ * at entry: 6.12 and 7.2 do, 6.1 does not; tried, not assumed by
+ * version), the return carries the command and queuedata and the
+ * kernel's filter keeps the returns of Set Features 06h on an admin
+ * queue. Elsewhere (6.1) it carries nothing to filter on: its records
+ * wake no one (wakeup_events 0, vwc_kw_role_wakes()) and are read with
+ * the next event, or every KW_OPEN_POLL_MS while a thread's Set Features
+ * 06h is outstanding. On 6.1 only CAP_SYS_ADMIN may send passthrough.
+ */
+static const char KP_DONE_ARGS[] = "op=+0($arg2):u8 fid=+40($arg2):u8";
+static const char KP_DONE_RET[] = "ret=$retval";
 /*
  * nvme_dev_uring_cmd(struct io_uring_cmd *ioucmd, ...): admin commands
  * through io_uring on /dev/nvmeN. The command is at ioucmd's second
@@ -63,24 +88,33 @@ static const char *const role_event[KW_NR_ROLES] = {
 /*
  * The kernel's filter of each event. Set Features 06h from anyone; Get
  * Features 06h from the sidecar itself only (how it learns each
- * controller's admin queue); the return of every passthrough ioctl but
- * its own (read only for a thread with a Set Features 06h outstanding).
+ * controller's admin queue); both on an admin queue alone where the probe
+ * fetches queuedata (KW_FETCH_QD). The return of every passthrough ioctl
+ * but its own, of a Set Features 06h only where the return probe fetches
+ * the command (KW_FETCH_DONE_CMD); otherwise read only for a thread with
+ * a Set Features 06h outstanding.
  */
 const char *vwc_kw_kprobe_filter(enum kw_role role, int self,
-				 const uint64_t *queues, int nr_queues,
-				 char *buf, size_t len)
+				 unsigned int fetch, const uint64_t *queues,
+				 int nr_queues, char *buf, size_t len)
 {
+	const char *admin = fetch & KW_FETCH_QD ? "qd == 0 && " : "";
 	size_t at;
 	int i;
 
 	switch (role) {
 	case KW_KP_ADMIN:
 		snprintf(buf, len,
-			 "fid == 6 && (op == 9 || (op == 10 && common_pid == %d))",
-			 self);
+			 "%sfid == 6 && (op == 9 || (op == 10 && common_pid == %d))",
+			 admin, self);
 		break;
 	case KW_KP_DONE:
-		snprintf(buf, len, "common_pid != %d", self);
+		if (fetch & KW_FETCH_DONE_CMD)
+			snprintf(buf, len,
+				 "%sfid == 6 && op == 9 && common_pid != %d",
+				 admin, self);
+		else
+			snprintf(buf, len, "common_pid != %d", self);
 		break;
 	case KW_KP_URING:
 		snprintf(buf, len,
@@ -101,6 +135,15 @@ const char *vwc_kw_kprobe_filter(enum kw_role role, int self,
 		break;
 	}
 	return buf;
+}
+
+/*
+ * Whether an event's records wake the thread that reads the rings: all
+ * but a return probe that passes every passthrough ioctl's return.
+ */
+bool vwc_kw_role_wakes(enum kw_role role, unsigned int fetch)
+{
+	return role != KW_KP_DONE || (fetch & KW_FETCH_DONE_CMD);
 }
 
 /* Events left by a sidecar that is gone (killed, crashed) */
@@ -188,38 +231,91 @@ static void drop(struct kw_kprobes *kp, enum kw_role role,
 	memset(&fmt[role], 0, sizeof(*fmt));
 }
 
+/*
+ * The ioctl's probe and its return, with queuedata where BTF gives it
+ * (@qd, else "") and the return's arguments where the kernel takes them.
+ */
+static int make_ioctl(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
+		      const char *qd)
+{
+	char args[sizeof(KP_ADMIN_ARGS) + 64];
+	int r = -ENOENT;
+
+	if (*qd) {
+		snprintf(args, sizeof(args), "%s %s", KP_ADMIN_ARGS, qd);
+		r = make(kp, KW_KP_ADMIN, KP_ADMIN_SYM, args,
+			 &fmt[KW_KP_ADMIN]);
+		if (!r && !fmt[KW_KP_ADMIN].qd.size)
+			r = -EPROTO;
+		if (r) {
+			snprintf(kp->qd_why, sizeof(kp->qd_why),
+				 "kprobe on %s with %s: %s", KP_ADMIN_SYM, qd,
+				 strerror(-r));
+			drop(kp, KW_KP_ADMIN, fmt);
+		} else {
+			kp->fetch |= KW_FETCH_QD;
+		}
+	}
+	if (!(kp->fetch & KW_FETCH_QD)) {
+		r = make(kp, KW_KP_ADMIN, KP_ADMIN_SYM, KP_ADMIN_ARGS,
+			 &fmt[KW_KP_ADMIN]);
+		if (r)
+			return r;
+		vwc_warn("ioctl passthrough: I/O commands cannot be told apart from admin commands (%s): one with Set Features 06h's bytes is taken as a Set Features 06h on a controller not known by its queue",
+			 kp->qd_why);
+	}
+	/* 6.1's return probes take no $argN: EINVAL */
+	snprintf(args, sizeof(args), "%s%s%s", KP_DONE_ARGS,
+		 kp->fetch & KW_FETCH_QD ? " " : "",
+		 kp->fetch & KW_FETCH_QD ? qd : "");
+	r = make(kp, KW_KP_DONE, KP_ADMIN_SYM, args, &fmt[KW_KP_DONE]);
+	if (!r && (!fmt[KW_KP_DONE].op.size || !fmt[KW_KP_DONE].fid.size ||
+		   ((kp->fetch & KW_FETCH_QD) && !fmt[KW_KP_DONE].qd.size)))
+		r = -EPROTO;
+	if (!r) {
+		kp->fetch |= KW_FETCH_DONE_CMD;
+		return 0;
+	}
+	drop(kp, KW_KP_DONE, fmt);
+	vwc_dbg("return probe on %s with %s: %s: every passthrough return is read, without a wakeup",
+		KP_ADMIN_SYM, args, strerror(-r));
+	return make(kp, KW_KP_DONE, KP_ADMIN_SYM, KP_DONE_RET,
+		    &fmt[KW_KP_DONE]);
+}
+
 int vwc_kw_kprobes_create(struct kw_kprobes *kp, struct kw_event_fmt *fmt,
 			  char *why, size_t len)
 {
-	char qarg[96], uargs[sizeof(KP_URING_ARGS) + 96];
+	char uargs[sizeof(KP_URING_ARGS) + 96];
+	struct kw_btf btf;
 	int r, i;
 
 	memset(kp, 0, sizeof(*kp));
 	snprintf(kp->system, sizeof(kp->system), KP_PREFIX "%d", (int)getpid());
 	remove_stale();
-	r = make(kp, KW_KP_ADMIN, KP_ADMIN_SYM, KP_ADMIN_ARGS,
-		 &fmt[KW_KP_ADMIN]);
-	if (!r)
-		r = make(kp, KW_KP_DONE, KP_ADMIN_SYM, "ret=$retval",
-			 &fmt[KW_KP_DONE]);
+	vwc_kw_btf_read(&btf);
+	snprintf(kp->qd_why, sizeof(kp->qd_why), "%s", btf.qd_why);
+	snprintf(kp->uring_why, sizeof(kp->uring_why), "%s", btf.uring_why);
+	r = make_ioctl(kp, fmt, btf.qd);
 	if (r) {
 		snprintf(why, len, "kprobe on %s: %s", KP_ADMIN_SYM,
 			 strerror(-r));
 		vwc_kw_kprobes_destroy(kp);
 		memset(&fmt[KW_KP_ADMIN], 0, 2 * sizeof(*fmt));
+		kp->fetch = 0;
 		return r;
 	}
-	if (!vwc_kw_btf_uring_queue(qarg, sizeof(qarg), kp->uring_why,
-				    sizeof(kp->uring_why))) {
-		snprintf(uargs, sizeof(uargs), "%s %s", KP_URING_ARGS, qarg);
+	if (btf.uring_q[0]) {
+		snprintf(uargs, sizeof(uargs), "%s %s", KP_URING_ARGS,
+			 btf.uring_q);
 		r = make(kp, KW_KP_URING, KP_URING_SYM, uargs,
 			 &fmt[KW_KP_URING]);
 		if (!r && !fmt[KW_KP_URING].q.size)
 			r = -EPROTO;
 		if (r) {
 			snprintf(kp->uring_why, sizeof(kp->uring_why),
-				 "kprobe on %s with %s: %s", KP_URING_SYM, qarg,
-				 strerror(-r));
+				 "kprobe on %s with %s: %s", KP_URING_SYM,
+				 btf.uring_q, strerror(-r));
 			drop(kp, KW_KP_URING, fmt);
 		} else {
 			kp->uring_q = true;

@@ -55,7 +55,8 @@ uint64_t vwc_kwatch_clock(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int perf_open(int id, int cpu, const char *filter)
+/* @wakes: each record wakes the reader, else only a ring half full */
+static int perf_open(int id, int cpu, const char *filter, bool wakes)
 {
 	struct perf_event_attr a;
 	int fd;
@@ -66,7 +67,7 @@ static int perf_open(int id, int cpu, const char *filter)
 	a.config = id;
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-	a.wakeup_events = 1;
+	a.wakeup_events = wakes ? 1 : 0;
 	a.disabled = 1;
 	/* sample times on CLOCK_MONOTONIC: comparable with the sidecar's */
 	a.use_clockid = 1;
@@ -91,8 +92,8 @@ static const char *filter_of(const struct vwc_kwatch *kw, enum kw_role role,
 		return "qid == 0 && opcode == 9";
 	if (role == KW_TP_COMPLETE)
 		return "qid == 0";
-	return vwc_kw_kprobe_filter(role, kw->self, kw->queues, kw->nr_queues,
-				    buf, len);
+	return vwc_kw_kprobe_filter(role, kw->self, kw->kp.fetch, kw->queues,
+				    kw->nr_queues, buf, len);
 }
 
 static void close_ring(struct kw_ring *g)
@@ -145,7 +146,9 @@ static int open_ring(struct vwc_kwatch *kw, int cpu, struct kw_ring *g)
 			continue;
 		r = perf_open(kw->fmt[role].id, cpu,
 			      filter_of(kw, (enum kw_role)role, buf,
-					sizeof(buf)));
+					sizeof(buf)),
+			      vwc_kw_role_wakes((enum kw_role)role,
+						kw->kp.fetch));
 		if (r < 0)
 			goto fail;
 		g->fd[role] = r;
@@ -280,7 +283,11 @@ static int load_events(struct vwc_kwatch *kw, char *why, size_t len)
 		if (!r) {
 			kw->kprobes = true;
 			snprintf(kw->how, sizeof(kw->how),
-				 "kprobes on the nvme admin passthrough (ioctl%s; %s)",
+				 "kprobes on the nvme admin passthrough (ioctl %s, returns %s%s; %s)",
+				 kw->kp.fetch & KW_FETCH_QD ? "on admin queues" :
+				 "on any queue",
+				 kw->kp.fetch & KW_FETCH_DONE_CMD ? "filtered" :
+				 "read in batches",
 				 !kw->kp.uring ? "" : kw->kp.uring_q ?
 				 ", io_uring by controller" :
 				 ", io_uring as any controller's", where);
@@ -356,7 +363,7 @@ fail:
 
 void vwc_kwatch_describe(char *buf, size_t len)
 {
-	char dir[256], path[512], qarg[96], why[160];
+	char dir[256], path[512];
 	const char *want;
 
 	if (!vwc_kw_tracefs_mounted(dir, sizeof(dir))) {
@@ -372,12 +379,14 @@ void vwc_kwatch_describe(char *buf, size_t len)
 	snprintf(path, sizeof(path), "%s/kprobe_events", dir);
 	want = getenv("VWC_KWATCH");
 	if (!access(path, F_OK) && (!want || strcmp(want, "tracepoints"))) {
-		bool q = !vwc_kw_btf_uring_queue(qarg, sizeof(qarg), why,
-						 sizeof(why));
+		struct kw_btf btf;
 
-		snprintf(buf, len, "kprobes on the nvme admin passthrough (ioctl, io_uring %s: %s; tracefs at %s)",
-			 q ? "by controller" : "as any controller's",
-			 q ? "kernel BTF" : why, dir);
+		vwc_kw_btf_read(&btf);
+		snprintf(buf, len, "kprobes on the nvme admin passthrough (ioctl on %s: %s; io_uring %s: %s; tracefs at %s)",
+			 btf.qd[0] ? "admin queues" : "any queue",
+			 btf.qd[0] ? "kernel BTF" : btf.qd_why,
+			 btf.uring_q[0] ? "by controller" : "as any controller's",
+			 btf.uring_q[0] ? "kernel BTF" : btf.uring_why, dir);
 	} else
 		snprintf(buf, len, "nvme tracepoints (tracefs at %s)", dir);
 }
@@ -464,6 +473,24 @@ static void drain(struct vwc_kwatch *kw)
 	/* a submission on one CPU, its completion on another: by time */
 	if (kw->recs.n)	/* v may still be NULL: qsort(NULL, 0) is undefined */
 		qsort(kw->recs.v, kw->recs.n, sizeof(*kw->recs.v), cmp_time);
+}
+
+int vwc_kw_open_wait_ms(const struct kw_open *open, uint64_t now)
+{
+	int i;
+
+	for (i = 0; i < KW_OPEN_N; i++)
+		if (open[i].pid && open[i].time <= now &&
+		    now - open[i].time < KW_OPEN_WAIT_NS)
+			return KW_OPEN_POLL_MS;
+	return -1;
+}
+
+int vwc_kwatch_timeout_ms(const struct vwc_kwatch *kw)
+{
+	if (!kw || !kw->kprobes || (kw->kp.fetch & KW_FETCH_DONE_CMD))
+		return -1;
+	return vwc_kw_open_wait_ms(kw->open, vwc_kwatch_clock());
 }
 
 static struct kw_open *open_find(struct kw_open *open, int pid)
@@ -576,7 +603,7 @@ void vwc_kwatch_add_queue(struct vwc_kwatch *kw, uint64_t q)
 
 		if (!g->base || g->owner == KW_KP_URING_DONE)
 			continue;
-		fd = perf_open(kw->fmt[KW_KP_URING_DONE].id, i, buf);
+		fd = perf_open(kw->fmt[KW_KP_URING_DONE].id, i, buf, true);
 		if (fd >= 0 &&
 		    (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, g->fd[g->owner]) < 0 ||
 		     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)) {

@@ -13,8 +13,16 @@
  *    with the queue and the command's opcode, FID and WCE; filtered in
  *    the kernel to Set Features 06h, and to Get Features 06h of the
  *    sidecar itself (VWC_KW_OWN_GET), which is how it learns each
- *    controller's admin queue (watch-fast.h);
- *  - "done", its return: the ioctl waits for the completion;
+ *    controller's admin queue (watch-fast.h); on an admin queue only
+ *    (q->queuedata NULL, at an offset read from the kernel's BTF): an I/O
+ *    command with the same bytes (Dataset Management is opcode 09h too)
+ *    is dropped in the kernel, and again when decoded; without BTF it is
+ *    taken as a Set Features 06h on a controller not known by its queue;
+ *  - "done", its return: the ioctl waits for the completion; where the
+ *    kernel lets a return probe fetch the arguments (6.12 and 7.2 do),
+ *    filtered like "admin" to Set Features 06h; elsewhere every
+ *    passthrough return passes and its records wake no reader (see
+ *    vwc_kwatch_timeout_ms());
  *  - "uring", on nvme_dev_uring_cmd(ioucmd): an admin command through
  *    io_uring, with its controller's admin queue
  *    (ioucmd->file->private_data->admin_q) at offsets read from the
@@ -166,6 +174,19 @@ int vwc_kwatch_nr_fds(const struct vwc_kwatch *kw);
 int vwc_kwatch_read(struct vwc_kwatch *kw,
 		    void (*cb)(void *arg, const struct vwc_kw_event *ev),
 		    void *arg);
+
+/**
+ * vwc_kwatch_timeout_ms() - how long the reader may sleep between reads
+ * @kw:	watcher (may be NULL)
+ *
+ * The return of a passthrough ioctl wakes no reader where the kernel's
+ * filter cannot keep Set Features 06h's alone (see "done" above): while
+ * a thread's Set Features 06h is outstanding (up to 2 s), poll the
+ * descriptors with this timeout and call vwc_kwatch_read() when it ends.
+ *
+ * Return: milliseconds, or -1: no limit.
+ */
+int vwc_kwatch_timeout_ms(const struct vwc_kwatch *kw);
 
 /**
  * vwc_kwatch_add_queue() - a controller's admin queue became known

@@ -377,13 +377,17 @@ static void *fast_main(void *arg)
 	struct pollfd *pfd = NULL;
 	int n, i, added;
 
+	/* "vwc-fast" in ps -L, top -H and /proc/PID/task/TID/comm */
+	pthread_setname_np(pthread_self(), "vwc-fast");
 	fast_sched();
 	n = fast_pollfds(f, &pfd);
 	while (n > 0) {
 		struct fast_cmd c;
 		bool quit = false, changed = false;
 
-		if (poll(pfd, n, -1) < 0 && errno != EINTR)
+		/* a timeout only while a return that wakes no one is awaited */
+		if (poll(pfd, n, vwc_kwatch_timeout_ms(f->kw)) < 0 &&
+		    errno != EINTR)
 			break;
 		/*
 		 * A ring that hangs up (its CPU went, the event died) would

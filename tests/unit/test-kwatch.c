@@ -82,17 +82,27 @@ static void parse(struct kw_event_fmt *f, const char *text)
 	"print fmt: \"nvme%d: qid=%d, cmdid=%u\", REC->ctrl_id, REC->qid, REC->cid\n"
 
 /* events/vwc_<pid>/admin/format as 6.12 shows it (seen in a guest) */
-static const char FMT_ADMIN[] =
-	"name: admin\n"
-	"ID: 1637\n"
-	COMMON
-	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-	"\tfield:u64 q;\toffset:16;\tsize:8;\tsigned:0;\n"
-	"\tfield:u8 op;\toffset:24;\tsize:1;\tsigned:0;\n"
-	"\tfield:u8 fid;\toffset:25;\tsize:1;\tsigned:0;\n"
+#define ADMIN_FIELDS \
+	"name: admin\n" \
+	"ID: 1637\n" \
+	COMMON \
+	"\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n" \
+	"\tfield:u64 q;\toffset:16;\tsize:8;\tsigned:0;\n" \
+	"\tfield:u8 op;\toffset:24;\tsize:1;\tsigned:0;\n" \
+	"\tfield:u8 fid;\toffset:25;\tsize:1;\tsigned:0;\n" \
 	"\tfield:u8 wce;\toffset:26;\tsize:1;\tsigned:0;\n"
+
+static const char FMT_ADMIN[] =
+	ADMIN_FIELDS
 	"\n"
 	"print fmt: \"(%lx) q=0x%Lx op=%u fid=%u wce=%u\", REC->__probe_ip, REC->q, REC->op, REC->fid, REC->wce\n";
+
+/* ... with queuedata (BTF): packed after wce */
+static const char FMT_ADMIN_QD[] =
+	ADMIN_FIELDS
+	"\tfield:u64 qd;\toffset:27;\tsize:8;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx) q=0x%Lx op=%u fid=%u wce=%u qd=0x%Lx\", REC->__probe_ip, REC->q, REC->op, REC->fid, REC->wce, REC->qd\n";
 
 static const char FMT_DONE[] =
 	"name: done\n"
@@ -103,6 +113,19 @@ static const char FMT_DONE[] =
 	"\tfield:u64 ret;\toffset:24;\tsize:8;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"(%lx <- %lx) ret=0x%Lx\", REC->__probe_func, REC->__probe_ret_ip, REC->ret\n";
+
+/* "done" where a return probe fetches the arguments (6.12, 7.2) */
+static const char FMT_DONE_CMD[] =
+	"name: done\n"
+	"ID: 1638\n"
+	COMMON
+	"\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:u8 op;\toffset:24;\tsize:1;\tsigned:0;\n"
+	"\tfield:u8 fid;\toffset:25;\tsize:1;\tsigned:0;\n"
+	"\tfield:u64 qd;\toffset:26;\tsize:8;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"(%lx <- %lx) op=%u fid=%u qd=0x%Lx\", REC->__probe_func, REC->__probe_ret_ip, REC->op, REC->fid, REC->qd\n";
 
 /* the io_uring event's fields up to bwce */
 #define URING_FIELDS \
@@ -462,10 +485,194 @@ static void btf_offsets(void)
 	btf__free(b);
 }
 
+/*
+ * The kernel's filters: Set Features 06h on an admin queue only where
+ * queuedata is fetched; the return filtered where it fetches the command,
+ * and then alone waking the reader.
+ */
+static void filters(void)
+{
+	static const uint64_t qs[2] = { 0xff41f3c8825aa5d0ull, 0x10 };
+	char buf[KW_QUEUES_N * 28 + 64];
+
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_ADMIN, 42, 0, NULL, 0, buf,
+					sizeof(buf)),
+		   "fid == 6 && (op == 9 || (op == 10 && common_pid == 42))"),
+	   "filter: ioctl without BTF: the command's bytes only");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_ADMIN, 42, KW_FETCH_QD, NULL, 0,
+					buf, sizeof(buf)),
+		   "qd == 0 && fid == 6 && (op == 9 || (op == 10 && common_pid == 42))"),
+	   "filter: ioctl with BTF: on an admin queue (no queuedata) only");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_ADMIN, 42,
+					KW_FETCH_QD | KW_FETCH_DONE_CMD, NULL,
+					0, buf, sizeof(buf)),
+		   "qd == 0 && fid == 6 && (op == 9 || (op == 10 && common_pid == 42))"),
+	   "filter: ioctl: the return's fetch changes nothing");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_DONE, 42, 0, NULL, 0, buf,
+					sizeof(buf)), "common_pid != 42") &&
+	   !strcmp(vwc_kw_kprobe_filter(KW_KP_DONE, 42, KW_FETCH_QD, NULL, 0,
+					buf, sizeof(buf)), "common_pid != 42"),
+	   "filter: a return probe without the arguments: every return but ours");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_DONE, 42, KW_FETCH_DONE_CMD,
+					NULL, 0, buf, sizeof(buf)),
+		   "fid == 6 && op == 9 && common_pid != 42"),
+	   "filter: a return probe with the command: Set Features 06h's returns");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_DONE, 42,
+					KW_FETCH_DONE_CMD | KW_FETCH_QD, NULL,
+					0, buf, sizeof(buf)),
+		   "qd == 0 && fid == 6 && op == 9 && common_pid != 42"),
+	   "filter: ... and with BTF, on an admin queue only");
+	ok(!strcmp(vwc_kw_kprobe_filter(KW_KP_URING_DONE, 42, KW_FETCH_QD, qs,
+					2, buf, sizeof(buf)),
+		   "q == 0 || q == 0xff41f3c8825aa5d0 || q == 0x10") &&
+	   !strcmp(vwc_kw_kprobe_filter(KW_KP_URING_DONE, 42, 0, NULL, 0, buf,
+					sizeof(buf)), "q == 0"),
+	   "filter: io_uring completions on the learned queues (none: nothing)");
+	ok(!vwc_kw_role_wakes(KW_KP_DONE, 0) &&
+	   !vwc_kw_role_wakes(KW_KP_DONE, KW_FETCH_QD) &&
+	   vwc_kw_role_wakes(KW_KP_DONE, KW_FETCH_DONE_CMD) &&
+	   vwc_kw_role_wakes(KW_KP_ADMIN, 0) &&
+	   vwc_kw_role_wakes(KW_KP_URING_DONE, 0) &&
+	   vwc_kw_role_wakes(KW_TP_SETUP, 0),
+	   "an unfiltered return wakes no reader; every other event does");
+}
+
+/* the decoder's second line: queuedata, and the return's command */
+static void io_queue(void)
+{
+	struct kw_event_fmt fmt[KW_NR_ROLES];
+	struct kw_open open[KW_OPEN_N];
+	struct kw_recs recs = { 0 };
+	uint8_t raw[RAWMAX];
+	uint64_t q = 0xff41f3c8825aa5d0ull, ioq = 0xff41f3c8825ac000ull;
+	uint64_t ns = 0xff41f3c8a0001000ull, zero = 0;
+	uint16_t type = 1638;
+	int pid = 900;
+
+	memset(fmt, 0, sizeof(fmt));
+	memset(open, 0, sizeof(open));
+	ok(!vwc_kw_fmt_parse(FMT_ADMIN_QD, strlen(FMT_ADMIN_QD), "vwc_1",
+			     &fmt[KW_KP_ADMIN]) &&
+	   fmt[KW_KP_ADMIN].qd.offset == 27 && fmt[KW_KP_ADMIN].qd.size == 8 &&
+	   !vwc_kw_fmt_parse(FMT_DONE_CMD, strlen(FMT_DONE_CMD), "vwc_1",
+			     &fmt[KW_KP_DONE]) &&
+	   fmt[KW_KP_DONE].op.offset == 24 && fmt[KW_KP_DONE].fid.offset == 25 &&
+	   fmt[KW_KP_DONE].qd.offset == 26,
+	   "formats with queuedata and the return's command read");
+
+	/* Dataset Management, 7 ranges, IDR, on a namespace's queue */
+	admin_raw(raw, pid, ioq, 0x09, 0x06, 1);
+	memcpy(raw + 27, &ns, 8);
+	feed(fmt, raw, 35, 100, &recs);
+	ok(recs.n == 0,
+	   "an I/O command with Set Features 06h WCE=1's bytes (queuedata set) is not decoded");
+	/* the same bytes on an admin queue: Set Features 06h */
+	admin_raw(raw, pid, q, 0x09, 0x06, 1);
+	memcpy(raw + 27, &zero, 8);
+	feed(fmt, raw, 35, 200, &recs);
+	ok(recs.n == 1 && recs.v[0].ev.q == q && recs.v[0].ev.cdw11 == 1,
+	   "on an admin queue (no queuedata) it is Set Features 06h");
+	/* a record cut before qd: refused, not taken as admin */
+	feed(fmt, raw, 30, 250, &recs);
+	ok(recs.n == 1, "a record without its queuedata is not decoded");
+
+	/* the returns: an I/O command's, a Get Features', then the Set's */
+	memset(raw, 0, 34);
+	memcpy(raw, &type, 2);
+	memcpy(raw + 4, &pid, 4);
+	raw[24] = 0x09;
+	raw[25] = 0x06;
+	memcpy(raw + 26, &ns, 8);
+	feed(fmt, raw, 34, 300, &recs);
+	raw[24] = 0x0a;
+	memcpy(raw + 26, &zero, 8);
+	feed(fmt, raw, 34, 310, &recs);
+	raw[24] = 0x09;
+	feed(fmt, raw, 34, 320, &recs);
+	ok(recs.n == 2, "returns: an I/O command's and a Get Features' are not decoded");
+	deliver(open, &recs);
+	ok(nr_got == 2 && got[0].kind == VWC_KW_SET_FEATURES &&
+	   got[0].cid == 900 && got[1].kind == VWC_KW_COMPLETE &&
+	   got[1].cid == 900 && got[1].q == q && got[1].time == 320,
+	   "the Set Features 06h's return pairs with it, the I/O command's did not end it");
+
+	/* without queuedata in the format: the bytes decide (no BTF) */
+	ok(!vwc_kw_fmt_parse(FMT_ADMIN, strlen(FMT_ADMIN), "vwc_1",
+			     &fmt[KW_KP_ADMIN]) && !fmt[KW_KP_ADMIN].qd.size,
+	   "a format without queuedata");
+	admin_raw(raw, pid, ioq, 0x09, 0x06, 1);
+	feed(fmt, raw, 27, 400, &recs);
+	ok(recs.n == 1 && recs.v[0].ev.q == ioq,
+	   "without BTF an I/O command with those bytes still reads as Set Features 06h (its queue not learned: every controller's)");
+	free(recs.v);
+}
+
+/* the reader's timeout while a return that wakes no one is awaited */
+static void open_wait(void)
+{
+	struct kw_open open[KW_OPEN_N];
+
+	memset(open, 0, sizeof(open));
+	ok(vwc_kw_open_wait_ms(open, 5000000000ull) == -1,
+	   "nothing outstanding: no timeout");
+	open[7].pid = 500;
+	open[7].time = 4000000000ull;
+	ok(vwc_kw_open_wait_ms(open, 5000000000ull) == KW_OPEN_POLL_MS,
+	   "a Set Features 06h outstanding for 1 s: read every KW_OPEN_POLL_MS");
+	ok(vwc_kw_open_wait_ms(open, 4000000000ull + KW_OPEN_WAIT_NS) == -1,
+	   "outstanding past KW_OPEN_WAIT_NS: left to the pending timeout");
+	ok(vwc_kw_open_wait_ms(open, 3000000000ull) == -1,
+	   "a time ahead of now: no timeout");
+}
+
+/*
+ * The probes' fetch arguments from a BTF made here: struct
+ * request_queue's queuedata (6.1 keeps it after a mutex), and the io_uring
+ * chain; what is missing says why.
+ */
+static void btf_args(void)
+{
+	struct btf *b = btf__new_empty();
+	struct kw_btf a;
+	int lng, vp, mtx;
+
+	lng = btf__add_int(b, "long", 8, BTF_INT_SIGNED);
+	vp = btf__add_ptr(b, 0);
+	mtx = btf__add_struct(b, "mutex", 32);
+	btf__add_field(b, "owner", lng, 0, 0);
+	btf__add_struct(b, "request_queue", 128);
+	btf__add_field(b, "last_merge", vp, 0, 0);
+	btf__add_field(b, "rq_qos_mutex", mtx, 64, 0);
+	btf__add_field(b, "queue_depth", lng, 320, 0);
+	btf__add_field(b, "queuedata", vp, 384, 0);
+	vwc_kw_btf_args_of(b, NULL, &a);
+	ok(!strcmp(a.qd, "qd=+48($arg1):x64") && !a.qd_why[0],
+	   "BTF: queuedata's offset in struct request_queue, as a fetch of $arg1");
+	ok(!a.uring_q[0] && strstr(a.uring_why, "io_uring_cmd"),
+	   "BTF: without struct io_uring_cmd, the io_uring probe names no queue, and says why");
+	btf__free(b);
+
+	b = btf__new_empty();
+	lng = btf__add_int(b, "long", 8, BTF_INT_SIGNED);
+	btf__add_struct(b, "request_queue", 16);
+	btf__add_field(b, "queuedata", lng, 0, 0);
+	vwc_kw_btf_args_of(b, NULL, &a);
+	ok(!a.qd[0] && strstr(a.qd_why, "queuedata"),
+	   "BTF: a queuedata that is not a pointer is not fetched");
+	btf__free(b);
+	vwc_kw_btf_args_of(NULL, NULL, &a);
+	ok(!a.qd[0] && !a.uring_q[0] && a.qd_why[0] && a.uring_why[0],
+	   "no BTF: neither fetch, both say why");
+}
+
 int main(void)
 {
 	tracepoints();
 	kprobes();
+	filters();
+	io_queue();
+	open_wait();
 	btf_offsets();
+	btf_args();
 	return tap_done();
 }
