@@ -28,6 +28,9 @@ PKGS=(
 	# GPT partition tables in the guest (sfdisk: T700 cases on partitioned
 	# namespaces)
 	fdisk
+	# the models of the writers' protocol (tests/model): SPIN; pan is
+	# compiled with gcc
+	spin
 	# the VM harness
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 REPO=$PWD
 
 # Every suite, in the order they run.
-SUITES=(unit vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind coverage)
+SUITES=(unit model vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind coverage)
 want=()
 while [ "$#" -gt 0 ]; do
 	case $1 in
@@ -308,6 +308,8 @@ renice_tree() {
 	for k in $(pgrep -P "$1" 2>/dev/null); do renice_tree "$k" "$2"; done
 }
 
+run model 2 "SPIN models of the writers' protocol, tests/model" \
+	suite model bash tests/model/run.sh "$BUILD/model"
 run vm 29 "guest tests on five real kernels" vm_suite
 # what --prepare has not made yet, the system suite's variants wait for
 # (the same locks): at its priority from here

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The writers' protocol of nvme-vwc-sync, the part every model here
+ * shares (writers.pml, nodes.pml, pathjoin.pml include it; rebind.pml is
+ * apart). What each piece stands for, in the code:
+ *
+ *   wce[c]           the controller's Volatile Write Cache Enable as the
+ *                    drive has it (what a Get Features 06h returns)
+ *   reach[c]         the kernel routes the namespace's I/O through
+ *                    controller c (its path is live)
+ *   wc[i]            queue/write_cache of node i: 0 the namespace's own
+ *                    node (the multipath head, the one I/O is submitted
+ *                    to), 1.. its path nodes (blk.c)
+ *   stuck[i]         writes to node i fail (blk_write() returns an error)
+ *   lock             the writers' lock, one flock(2) (lock.c
+ *                    vwc_lock_take(), vwc_lock_release())
+ *   wbgen            blk.c wb_gen (vwc_blk_wb_bump(), vwc_blk_wb_gen())
+ *
+ *   get_wce()        nvme-io.c vwc_nvme_get_wce() through engine.c
+ *                    vwc_probe_ctrl() / vwc_probe_ctrl_wce(); a failed
+ *                    command leaves the fact unknown (UNK)
+ *   DECIDE()         policy.c vwc_policy_decide_shared() over the
+ *                    controllers the writer knows reach the namespace
+ *   write_nodes()    blk.c write_nodes() with node_at()
+ *   blk_apply()      blk.c vwc_blk_apply(): the rollback to write back
+ *                    when a write through fails
+ *   run_apply()      engine.c vwc_run_apply(): phase 1 (write back at
+ *                    once, no lock), phase 2 (the lock, WCE read again,
+ *                    write through), recheck(), the generation check and
+ *                    fast_path_raced()
+ *
+ * Ghost variables (not in the code; they only say what a property may
+ * excuse):
+ *   win       our writers between their write of write through and the
+ *             end of their checks after it (recheck(), the generation
+ *             check, restore's second read): the window in which a
+ *             Set Features submitted after their read of WCE=0 can meet
+ *             their write through
+ *   fastowed  Set Features 06h with WCE=1 submitted whose fast-path
+ *             write back has not landed yet
+ *   inflight  Set Features 06h with WCE=1 submitted whose completion the
+ *             sidecar has not handled yet (read WCE, applied)
+ *   drift     the drive's WCE became 1 while the namespace was write
+ *             through: a change made after our last read (cleared when
+ *             the namespace is write back again)
+ *
+ * Left out here (each model's header adds its own): time (every timeout
+ * is a choice the checker may take at any moment, within the premise
+ * each model states), configuration overrides ("ignore", "write-back"),
+ * restore's marks (they only turn a write through into "leave alone"),
+ * SMART and the backup-failed bit (only ever write back), VWC absent,
+ * the lock file's replacement dance (lock.c take_once(): modelled as one
+ * mutex), nested lock holds, the records of changes (blk.c
+ * record_change()), and the text of every message.
+ */
+
+#define WB	0	/* "write back" */
+#define WT	1	/* "write through" */
+#define UNK	2	/* a fact not known (a command failed) */
+
+#ifndef NN
+#define NN	1	/* nodes of the namespace: the head and NN-1 paths */
+#endif
+
+byte wce[2];
+bool reach[2];
+byte wc[3];
+bool stuck[3];
+
+bool lock;
+byte wbgen;
+
+byte win;
+byte fastowed;
+byte inflight;
+bool drift;
+
+#define NODE_WT(i)	((i) < NN && !stuck[i] && wc[i] == WT)
+#define ANY_WT		(NODE_WT(0) || NODE_WT(1) || NODE_WT(2))
+#define CACHE_ON	((reach[0] && wce[0] == 1) || (reach[1] && wce[1] == 1))
+/*
+ * The safety invariant's breach: a node that can be written is write
+ * through while a controller the kernel routes the namespace through has
+ * its cache on. (A stuck node is left out: nothing can write it.)
+ */
+#define UNSAFE		(ANY_WT && CACHE_ON)
+
+/*
+ * policy.c: write through only if the writer knows at least one
+ * controller and every one it knows reads WCE=0; unknown is write back.
+ */
+#define DECIDE(f0, f1, s0, s1) \
+	(((s0 || s1) && (!s0 || f0 == 0) && (!s1 || f1 == 0)) -> WT : WB)
+
+/* vwc_nvme_get_wce(): the drive's value, or (the command failed) unknown */
+inline get_wce(c, v)
+{
+	if
+	:: v = wce[c]
+#ifndef NOGETFAIL
+	:: v = UNK
+#endif
+	fi
+}
+
+/* one write of queue/write_cache (blk.c blk_write()), and the ghost */
+inline setnode(n, m)
+{
+	atomic {
+		wc[n] = m;
+		if
+		:: !ANY_WT -> drift = 0
+		:: else
+		fi
+	}
+}
+
+/*
+ * blk.c node_at(): write back goes to the head first, then to every path
+ * node; write through to the path nodes first and to the head last.
+ * Before the fix (BUG_FIRST_ERROR): the path nodes first both ways.
+ */
+#ifdef BUG_FIRST_ERROR
+#define NODE_AT(m, i)	(((i) + 1) % NN)
+#else
+#define NODE_AT(m, i)	((m) == WB -> (i) : (((i) + 1) % NN))
+#endif
+
+/*
+ * blk.c write_nodes(): each node is read, and written if it differs; a
+ * node that fails is reported and the others are still written. Before
+ * the fix (BUG_FIRST_ERROR) it returned at the first failing node.
+ */
+#if NN == 1
+/* one node: its read and write as one step (see below) */
+inline write_nodes(wm, err, i, n)
+{
+	atomic {
+		err = 0;
+		if
+		:: wc[0] != wm && stuck[0] -> err = 1
+		:: wc[0] != wm && !stuck[0] ->
+			wc[0] = wm;
+			if
+			:: wm == WB -> drift = 0
+			:: else
+			fi
+		:: else
+		fi
+	}
+}
+#else
+inline write_nodes(wm, err, i, n)
+{
+	i = 0;
+	err = 0;
+	do
+	:: i < NN ->
+		/*
+		 * vwc_blk_read(), then blk_write() if it differs, as one step:
+		 * every write is idempotent, so no other process's step in
+		 * between changes what the pair leaves
+		 */
+		atomic {
+			n = NODE_AT(wm, i);
+			if
+			:: wc[n] != wm && stuck[n] -> err = 1
+			:: wc[n] != wm && !stuck[n] ->
+				wc[n] = wm;
+				if
+				:: !ANY_WT -> drift = 0
+				:: else
+				fi
+			:: else
+			fi
+		};
+#ifdef BUG_FIRST_ERROR
+		if
+		:: err ->
+			printf("MODEL: BUG-a write_nodes stopped at failing node %d, head %d\n", n, wc[0]);
+			break
+		:: else
+		fi;
+#endif
+		i++
+	:: else -> break
+	od;
+	i = 0;
+	n = 0
+}
+#endif
+
+/*
+ * blk.c vwc_blk_apply(): the head read first (bf); a namespace without
+ * path nodes already in the mode is left as it is; never left half-way
+ * in the unsafe direction.
+ */
+inline blk_apply(am, bf, err, i, n)
+{
+	bf = wc[0];
+	if
+	:: bf == am && NN == 1 -> err = 0
+	:: else ->
+		write_nodes(am, err, i, n);
+		if
+		:: err && am == WT ->
+			write_nodes(WB, err, i, n);
+			err = 1
+		:: else
+		fi
+	fi
+}
+
+/* lock.c vwc_lock_take(VWC_LOCK_TIMEOUT_MS): taken, or timed out while held */
+inline lock_wait(ok)
+{
+	if
+	:: atomic { !lock -> lock = 1; ok = 1 }
+	:: atomic { lock -> ok = 0 }
+	fi
+}
+
+/* lock.c vwc_lock_take(0): the sidecar's one try */
+inline lock_try(ok)
+{
+	atomic {
+		if
+		:: !lock -> lock = 1; ok = 1
+		:: else -> ok = 0
+		fi
+	}
+}
+
+/*
+ * Re-read, under the lock, which controllers reach the namespace
+ * (pathjoin.pml: the intended design; on main the topology is the one
+ * scanned at the start of the run and never read again).
+ */
+#if defined(RESCAN_UNDER_LOCK)
+#define RESCAN(s0, s1)	s0 = reach[0]; s1 = reach[1]
+#else
+#define RESCAN(s0, s1)	skip
+#endif
+
+/*
+ * engine.c vwc_run_apply() for one namespace, from facts f0/f1 read by
+ * the probe (no lock) of the controllers s0/s1 the writer's topology
+ * says reach it. wait: a command's lock wait (1) or the sidecar's one
+ * try (0); busy: set when the lock could not be had (left_alone()).
+ * The locals are the caller's: ok, gen, before, after, inw, err, i, n.
+ */
+inline run_apply(wait, busy)
+{
+	if
+	:: DECIDE(f0, f1, s0, s1) == WB ->
+		/* 1. write back at once: no lock, no wait */
+		blk_apply(WB, before, err, i, n)
+	:: else ->
+		/* 2. write through under the writers' lock */
+		if
+		:: wait -> lock_wait(ok)
+		:: else -> lock_try(ok)
+		fi;
+		if
+		:: !ok -> busy = 1	/* left_alone(): keeps its mode */
+		:: else ->
+			gen = wbgen;
+			/* only WCE can have changed since the probe */
+			RESCAN(s0, s1);
+			if
+			:: s0 -> get_wce(0, f0)
+			:: else
+			fi;
+			if
+			:: s1 -> get_wce(1, f1)
+			:: else
+			fi;
+			if
+			:: DECIDE(f0, f1, s0, s1) == WT ->
+				atomic { win++; inw = 1 };
+				printf("MODEL: window: write through on WCE read under the lock\n");
+				blk_apply(WT, before, err, i, n)
+			:: else ->
+				blk_apply(WB, before, err, i, n)
+			fi;
+			after = wc[0];
+			/* recheck(): WCE again where write through was just written */
+#ifndef BUG_NORECHECK
+			if
+			:: before != WT && after == WT ->
+				RESCAN(s0, s1);
+				if
+				:: s0 -> get_wce(0, f0)
+				:: else
+				fi;
+				if
+				:: s1 -> get_wce(1, f1)
+				:: else
+				fi
+			:: else
+			fi;
+			if
+			:: after == WT && DECIDE(f0, f1, s0, s1) != WT ->
+				blk_apply(WB, before, err, i, n);
+				after = wc[0]
+			:: else
+			fi;
+#endif
+			/* the sidecar's fast path wrote write back meanwhile */
+#ifndef BUG_NOGEN
+			if
+			:: wbgen != gen && after == WT ->
+				blk_apply(WB, before, err, i, n)
+			:: else
+			fi;
+#endif
+			atomic {
+				if
+				:: inw -> win--; inw = 0
+				:: else
+				fi;
+				lock = 0
+			}
+		fi
+	fi;
+	/* what the run read is forgotten: no state differs by it alone */
+	d_step {
+		ok = 0; gen = 0; before = 0; after = 0; err = 0;
+		f0 = 0; f1 = 0
+	}
+}
