@@ -402,6 +402,11 @@ static void recheck(struct vwc_run *r)
 		if (ns->after != VWC_MODE_WRITE_THROUGH || !ns->wanted)
 			continue;
 		d = vwc_ns_decision(r, ns);
+		/* a controller that joined after the write: its own run may
+		 * have written write back before ours landed */
+		if (d.mode == VWC_MODE_WRITE_THROUGH && vwc_topo_new_peer(t, ns))
+			d = (struct vwc_decision){ VWC_MODE_WRITE_BACK,
+						   VWC_REASON_WCE_UNKNOWN };
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
 			continue;
 		vwc_warn("%s: cache state changed during the run; back to %s",
@@ -555,7 +560,15 @@ int vwc_run_apply(struct vwc_run *r)
 				if (!later[i])
 					continue;
 				nsv[n] = &t->ns[i];
-				dv[n++] = decide_ns(r, &t->ns[i]);
+				dv[n] = decide_ns(r, &t->ns[i]);
+				/* a controller this run never read may reach it */
+				if (dv[n].mode == VWC_MODE_WRITE_THROUGH &&
+				    vwc_topo_new_peer(t, &t->ns[i])) {
+					vwc_info("%s: a controller joined its subsystem during the run: kept in write back",
+						 t->ns[i].name);
+					dv[n] = wb;
+				}
+				n++;
 			}
 			failed += vwc_blk_apply_many(nsv, dv, n, false);
 			recheck(r);

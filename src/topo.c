@@ -344,6 +344,39 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 	}
 }
 
+bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
+{
+	char dir[VWC_PATH_LEN], nqn[sizeof(t->ctrls->subsysnqn)];
+	const struct vwc_ctrl *first;
+	char ctrl_dir[VWC_PATH_LEN + VWC_NAME_LEN];
+	bool found = false;
+	struct dirent *de;
+	DIR *d;
+
+	if (!ns->nr_ctrl)
+		return true;
+	first = &t->ctrls[ns->ctrl[0]];
+	if (!first->subsysnqn[0] || !strcmp(first->subsysnqn, DISCOVERY_NQN))
+		return false;	/* in no subsystem: nobody can join it */
+	snprintf(dir, sizeof(dir), "%s/class/nvme", t->sysfs[0] ? t->sysfs : "/sys");
+	d = opendir(dir);
+	if (!d)
+		return true;
+	while (!found && (de = readdir(d))) {
+		char ns_name[VWC_NAME_LEN];
+
+		if (vwc_name_classify(de->d_name, ns_name, sizeof(ns_name)) !=
+			    VWC_KIND_CTRL ||
+		    vwc_topo_find_ctrl(t, de->d_name) >= 0)
+			continue;
+		snprintf(ctrl_dir, sizeof(ctrl_dir), "%s/%.31s", dir, de->d_name);
+		read_attr(ctrl_dir, "subsysnqn", nqn, sizeof(nqn));
+		found = !strcmp(nqn, first->subsysnqn);
+	}
+	closedir(d);
+	return found;
+}
+
 static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
 {
 	struct vwc_ns *arr;
@@ -533,6 +566,7 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 	int r, i;
 
 	memset(t, 0, sizeof(*t));
+	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
 	r = scan_class(t, sysfs, "nvme", true, add_ctrl);
 	if (r)
 		goto fail;

@@ -113,6 +113,7 @@ struct vwc_topo {
 	int nr_ctrls;
 	struct vwc_ns *ns;
 	int nr_ns;
+	char sysfs[256];		/* the root it was scanned from */
 };
 
 /**
@@ -226,6 +227,23 @@ bool vwc_topo_has_peers(const struct vwc_topo *t, int c);
  * Reads each such namespace's id from sysfs once.
  */
 void vwc_topo_link_reach(struct vwc_topo *t);
+
+/**
+ * vwc_topo_new_peer() - has a controller joined @ns's subsystem since the
+ *			 scan
+ * @t:		topology
+ * @ns:		namespace of @t
+ *
+ * A writer decides from the controllers it scanned; one that appeared
+ * since (bound again, reconnected) may reach @ns with its cache on. Lists
+ * <sysfs>/class/nvme again and reads the subsystem NQN of every controller
+ * @t does not have. Called under the writers' lock, before write through.
+ *
+ * Return: true if such a controller shares @ns's subsystem, or if @ns's
+ * controllers cannot tell its subsystem (no controller, an unreadable
+ * listing): write through is then not to be decided from @t.
+ */
+bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns);
 
 /**
  * struct vwc_target - a device named on the command line

@@ -382,6 +382,21 @@ int main(void)
 		ns = n_by(&t, "nvme1n1");
 		ok(ns && ns->nr_ctrl == 2 && ns->nr_joining == 0,
 		   "lists that name nothing: only the path controllers");
+		ok(ns && !vwc_topo_new_peer(&t, ns),
+		   "no controller joined since the scan");
+		/* one joins subsystem A after the scan, one another subsystem */
+		pci_fn("pci0000:00/0000:00:09.0", "0x1b36", "0x0010");
+		ctrl("pci0000:00/0000:00:09.0", "nvme12", "Late");
+		put("devices/pci0000:00/0000:00:09.0/nvme/nvme12/subsysnqn", "nqn.b\n");
+		ok(ns && !vwc_topo_new_peer(&t, ns),
+		   "a controller of another subsystem: not a peer");
+		ok(!vwc_topo_new_peer(&t, n_by(&t, "nvme0n1")),
+		   "a namespace in no shared subsystem: nobody joins it");
+		pci_fn("pci0000:00/0000:00:0a.0", "0x1b36", "0x0010");
+		ctrl("pci0000:00/0000:00:0a.0", "nvme13", "Late");
+		put("devices/pci0000:00/0000:00:0a.0/nvme/nvme13/subsysnqn", "nqn.a\n");
+		ok(ns && vwc_topo_new_peer(&t, ns),
+		   "a controller joined subsystem A after the scan: seen");
 		vwc_topo_free(&t);
 	}
 
