@@ -156,7 +156,7 @@ int vwc_ctrl_fd(const struct vwc_ctrl *c)
 void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd)
 {
 	if (fd >= 0 && fd != c->held_fd)
-		close(fd);
+		vwc_nvme_close(fd);
 }
 
 void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)

@@ -77,8 +77,7 @@ static void op_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
 	vwc_src_unwatch(&of(w)->src, c->name);
 	if (ci >= 0 && t->ctrls[ci].held_fd == c->fd)
 		t->ctrls[ci].held_fd = -1;
-	if (c->fd >= 0)
-		close(c->fd);
+	vwc_nvme_close(c->fd);
 }
 
 static void op_ns_added(struct vwc_watch *w, const char *name)

@@ -15,6 +15,7 @@
 
 #include "watch-fast.h"
 #include "log.h"
+#include "nvme-io.h"
 #include "watch-sources.h"
 #include "watch.h"
 
@@ -162,7 +163,7 @@ void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
 	 */
 	int wd = inotify_add_watch(s->ifd, devnode, IN_CLOSE_WRITE);
 
-	close(fd);
+	vwc_nvme_close(fd);
 	if (wd >= 0)
 		inotify_add_watch(s->ifd, devnode,
 				  IN_CLOSE_WRITE | IN_CLOSE_NOWRITE);
