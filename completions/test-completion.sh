@@ -96,6 +96,18 @@ for o in $(sed -n '/longopts\[\] = {/,/};/s/.*{ *"\([^"]*\)".*/\1/p' "$cli_c"); 
 done
 check "every long option of src/cli.c is offered" "" "${missing# }"
 
+# each verb's options are exactly those src/verbs.h gives it (VWC_OPT_X is
+# --x in lower case, FORMAT is --output-format), plus --verbose and --help
+verbs_table=$(sed -n '/^#define VWC_VERBS(X)/,/^$/p' "$verbs_h" | tr -d '\\\n' | sed 's/X("/\n/g')
+for v in $src_verbs; do
+	want=$(grep "^$v\"," <<<"$verbs_table" | sed 's/^[^"]*"[^"]*"//' |
+		grep -o 'VWC_OPT_[A-Z_]*' | sed 's/^VWC_OPT_//; s/^FORMAT$/OUTPUT_FORMAT/' |
+		tr 'A-Z_' 'a-z-' | sed 's/^/--/')
+	got=$(run _nvme_vwc_sync nvme-vwc-sync "$v" --)
+	# shellcheck disable=SC2086
+	check "$v: the options of src/verbs.h" "$(sorted $want --verbose --help)" "$got"
+done
+
 # the nvme-cli hook: a stand-in for nvme-cli's own completion function
 _fake_nvme_cli() { COMPREPLY=($(compgen -W "id-ctrl id-ns list" -- "$2")); }
 complete -o default -F _fake_nvme_cli nvme

@@ -25,8 +25,77 @@ void vwc_cli_set_prog(const char *prog)
 	vwc_prog = prog;
 }
 
+struct vwc_verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	unsigned int opts;
+};
+
+#define VWC_VERB_ENTRY(n, ident, s, o) { n, cmd_##ident, s, o },
+static const struct vwc_verb verbs[] = {
+	VWC_VERBS(VWC_VERB_ENTRY)
+};
+
+static const struct vwc_verb *verb_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(verbs[i].name, name))
+			return &verbs[i];
+	return NULL;
+}
+
+/* The option of getopt's @ch, as verbs.h's VWC_OPT_* (0: every command). */
+static unsigned int opt_bit(int ch)
+{
+	switch (ch) {
+	case 'a': return VWC_OPT_ALL;
+	case 'n': return VWC_OPT_DRY_RUN;
+	case 'o': return VWC_OPT_FORMAT;
+	case 'q': return VWC_OPT_QUIET;
+	case 'C': return VWC_OPT_CONFIG;
+	case 'i': return VWC_OPT_INTERVAL;
+	case 'c': return VWC_OPT_COUNT;
+	case 'K': return VWC_OPT_KEEP_RESTORED;
+	case 'L': return VWC_OPT_DEACTIVATE_LVM;
+	case 'T': return VWC_OPT_TEXTFILE;
+	default: return 0;
+	}
+}
+
+
+/* The word getopt took last: "--name" of it, without "=value". */
+static const char *long_typed(char **argv, char *buf, size_t len)
+{
+	const char *w = optind > 0 ? argv[optind - 1] : "?";
+
+	snprintf(buf, len, "%.*s", (int)strcspn(w, "="), w);
+	return buf;
+}
+
+/*
+ * getopt said "?" for @optopt: was it "--name=value" for a long
+ * option that takes none (the last word names it), not an unknown letter?
+ */
+static bool given_value(char **argv, const struct option *longopts)
+{
+	const char *w = argv[optind - 1];
+	size_t n = strcspn(w, "=");
+	const struct option *lo;
+
+	if (strncmp(w, "--", 2) || !w[n])
+		return false;
+	for (lo = longopts; lo->name; lo++)
+		if (lo->val == optopt && lo->has_arg == no_argument &&
+		    !strncmp(lo->name, w + 2, n - 2))
+			return true;
+	return false;
+}
+
 int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
-		   const char *usage_fn)
+		   const char *cmd)
 {
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -43,16 +112,55 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		{ "textfile", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct vwc_verb *v = verb_find(cmd);
+	char typed[64];
 	char *end;
-	int ch;
+	int ch, li;
 
 	memset(o, 0, sizeof(*o));
 	o->interval = 1.0;
 	o->count = 100;
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "ano:vqC:i:c:h", longopts,
-				 NULL)) != -1) {
+	/* ':' first: a missing value is told apart from an unknown option */
+	while ((li = -1, ch = getopt_long(argc, argv, ":ano:vqC:i:c:h",
+					  longopts, &li)) != -1) {
+		/*
+		 * optind has passed the word of a long option in every error
+		 * case below; a short one is named by its letter (optopt).
+		 */
+		if (ch == ':') {
+			if (!strncmp(argv[optind - 1], "--", 2))
+				long_typed(argv, typed, sizeof(typed));
+			else
+				snprintf(typed, sizeof(typed), "-%c", optopt);
+			vwc_err("%s: option '%s' needs a value", cmd, typed);
+			return -EINVAL;
+		}
+		if (ch == '?' && optopt && given_value(argv, longopts)) {
+			/* "--all=x": a long option given a value */
+			vwc_err("%s: option '%s' takes no value", cmd,
+				long_typed(argv, typed, sizeof(typed)));
+			return -EINVAL;
+		}
+		if (ch == '?') {
+			if (optopt)
+				snprintf(typed, sizeof(typed), "-%c", optopt);
+			else
+				long_typed(argv, typed, sizeof(typed));
+			vwc_err("%s: unknown option '%s'", cmd, typed);
+			return -EINVAL;
+		}
+		if (opt_bit(ch) && !(v && (v->opts & opt_bit(ch)))) {
+			if (li >= 0)
+				snprintf(typed, sizeof(typed), "--%s",
+					 longopts[li].name);
+			else
+				snprintf(typed, sizeof(typed), "-%c", ch);
+			vwc_err("%s: option '%s' does not apply to %s (see '%s %s --help')",
+				cmd, typed, cmd, vwc_prog, cmd);
+			return -EINVAL;
+		}
 		switch (ch) {
 		case 'a':
 			o->all = true;
@@ -115,10 +223,6 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
 		case 'h':
 			o->help = true;
 			return 0;
-		default:
-			vwc_err("%s: unknown option '%s'", usage_fn,
-				argv[optind - 1]);
-			return -EINVAL;
 		}
 	}
 	o->args = argv + optind;
@@ -175,7 +279,8 @@ int cmd_sync(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "sync"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s sync [<device>...|--all] [--dry-run] [-o normal|json] [-v] [--config=<file>]\n\n"
+		printf("Usage: %s sync [<device>...|--all] [--dry-run] [-o normal|json] [-q] [-v] [--config=<file>]\n"
+		       "       [--keep-restored]\n\n"
 		       "Make each namespace's block-layer write cache mode follow what its\n"
 		       "controller reports: write through when the controller has no volatile\n"
 		       "write cache or reports it disabled (WCE=0), write back otherwise.\n"
@@ -203,17 +308,6 @@ int cmd_sync(int argc, char **argv)
 	return ret;
 }
 
-struct vwc_verb {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-#define VWC_VERB_ENTRY(n, ident, s) { n, cmd_##ident, s },
-static const struct vwc_verb verbs[] = {
-	VWC_VERBS(VWC_VERB_ENTRY)
-};
-
 void vwc_cli_list(FILE *out)
 {
 	size_t i;
@@ -224,11 +318,10 @@ void vwc_cli_list(FILE *out)
 
 int vwc_cli_run(const char *verb, int argc, char **argv)
 {
-	size_t i;
+	const struct vwc_verb *v = verb_find(verb);
 
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (!strcmp(verbs[i].name, verb))
-			return verbs[i].fn(argc, argv);
+	if (v)
+		return v->fn(argc, argv);
 	vwc_err("unknown command '%s'", verb);
 	return VWC_EXIT_USAGE;
 }

@@ -29,7 +29,7 @@ int cmd_audit(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "audit"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s audit [<device>...] [-o normal|json|prometheus] [--config=<file>]\n\n"
+		printf("Usage: %s audit [<device>...|--all] [-o normal|json|prometheus] [--config=<file>]\n\n"
 		       "Read-only report of every NVMe controller and namespace: cache present and\n"
 		       "enabled, current and recommended block-layer mode, drift, quirk matches and\n"
 		       "their effective state, advisories. Exit status: 0 all in sync, 3 drift\n"
@@ -103,7 +103,8 @@ int cmd_quirks(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "quirks"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s quirks [<device>|<pci-address>...] [--dry-run] [--quiet] [--keep-restored] [--deactivate-lvm]\n\n"
+		printf("Usage: %s quirks [<device>|<pci-address>...] [--dry-run] [--quiet] [--keep-restored]\n"
+		       "       [--deactivate-lvm] [--config=<file>]\n\n"
 		       "For controllers the hwdb quirk database lists (Crucial T700/T705:\n"
 		       "disable_write_zeroes) whose Write Zeroes is still enabled: add a PCI dynamic\n"
 		       "ID on the nvme driver whose driver_data is the quirks the kernel gives the\n"

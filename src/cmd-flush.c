@@ -86,12 +86,12 @@ int cmd_flush_latency(int argc, char **argv)
 	if (r) {
 		vwc_err("%s: cannot get its namespace id: %s", node,
 			strerror(-r));
-		close(fd);
+		vwc_nvme_close(fd);
 		return VWC_EXIT_ERROR;
 	}
 	lat = calloc((size_t)o.count, sizeof(*lat));
 	if (!lat) {
-		close(fd);
+		vwc_nvme_close(fd);
 		return VWC_EXIT_ERROR;
 	}
 	for (i = 0; i < o.count; i++) {
@@ -103,12 +103,12 @@ int cmd_flush_latency(int argc, char **argv)
 			vwc_err("%s: Flush failed: %s", node,
 				vwc_nvme_strerror(r, err, sizeof(err)));
 			free(lat);
-			close(fd);
+			vwc_nvme_close(fd);
 			return VWC_EXIT_ERROR;
 		}
 		sum += lat[i];
 	}
-	close(fd);
+	vwc_nvme_close(fd);
 	qsort(lat, (size_t)o.count, sizeof(*lat), cmp_u64);
 #define US(x) ((double)(x) / 1000.0)
 	if (o.fmt == VWC_FMT_JSON)

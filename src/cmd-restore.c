@@ -99,7 +99,7 @@ int cmd_restore(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "restore"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s restore [<device>...|--all] [--dry-run] [--config=<file>]\n\n"
+		printf("Usage: %s restore [<device>...|--all] [--dry-run] [--config=<file>] [-q]\n\n"
 		       "Put every namespace this tool changed back to the value it found\n"
 		       "(the kernel's own choice), and remove the files it wrote (modprobe.d\n"
 		       "snippet). A value changed by someone else since is left alone and\n"

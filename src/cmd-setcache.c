@@ -171,7 +171,7 @@ int cmd_set_cache(int argc, char **argv)
 	if (vwc_opts_parse(argc, argv, &o, "set-cache"))
 		return VWC_EXIT_USAGE;
 	if (o.help) {
-		printf("Usage: %s set-cache on|off <device>... [--dry-run] [-o normal|json]\n\n"
+		printf("Usage: %s set-cache on|off <device>... [--dry-run] [-o normal|json] [-q] [--config=<file>]\n\n"
 		       "Enable or disable the controller's volatile write cache (Set Features 06h),\n"
 		       "ordered with the block layer: 'on' puts every namespace in write back first,\n"
 		       "'off' disables the cache first and then lets the policy choose write through.\n"

@@ -206,9 +206,10 @@ static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
 	if (pfd[PFD_FAST].revents & POLLIN)
 		vwc_src_read_fast(&wr->src, &wr->model,
 				  vwc_watch_write_back_now);
-	if (pfd[PFD_KUDEV].revents & POLLIN)
+	/* POLLERR: the socket's buffer overflowed (read, it says ENOBUFS) */
+	if (pfd[PFD_KUDEV].revents & (POLLIN | POLLERR))
 		vwc_src_read_udev(&wr->src, &wr->model, wr->src.kmon, true);
-	if (pfd[PFD_UDEV].revents & POLLIN)
+	if (pfd[PFD_UDEV].revents & (POLLIN | POLLERR))
 		vwc_src_read_udev(&wr->src, &wr->model, wr->src.mon, false);
 	if (pfd[PFD_INOTIFY].revents & POLLIN)
 		vwc_src_read_inotify(&wr->src, &wr->model);

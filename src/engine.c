@@ -179,7 +179,7 @@ int vwc_ctrl_fd(const struct vwc_ctrl *c)
 void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd)
 {
 	if (fd >= 0 && fd != c->held_fd)
-		close(fd);
+		vwc_nvme_close(fd);
 }
 
 /*
@@ -448,17 +448,19 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err)
 		ns->action = VWC_ACT_UNCHANGED;	/* nothing to write */
 		return 0;
 	}
-	if (err == -ETIMEDOUT)
-		r->lock_busy = true;
+	/* held by someone else, or /run full or read-only: try again later */
+	r->lock_busy = true;
+	r->lock_err = err;
 	ns->action = VWC_ACT_FAILED;
 	snprintf(ns->errmsg, sizeof(ns->errmsg),
 		 "cannot take the writers' lock %s: %s; left in %s",
 		 vwc_lock_path(), vwc_lock_strerror(err, why, sizeof(why)),
 		 vwc_mode_str(ns->before));
-	if (r->lock_wait_ms)
-		vwc_err("%s: %s", ns->name, ns->errmsg);
-	else
+	/* only another writer's hold is routine for one that does not wait */
+	if (err == -ETIMEDOUT && !r->lock_wait_ms)
 		vwc_info("%s: %s", ns->name, ns->errmsg);
+	else
+		vwc_err("%s: %s", ns->name, ns->errmsg);
 	return 1;
 }
 
@@ -517,6 +519,7 @@ int vwc_run_apply(struct vwc_run *r)
 		return ++r->nr_failed;
 	}
 	r->lock_busy = false;
+	r->lock_err = 0;
 	/* what the probes read of joining controllers (already, after
 	 * vwc_run_probe(); the sidecar probes controllers one by one) */
 	vwc_topo_link_reach(t);

@@ -42,8 +42,11 @@ struct vwc_run {
 				 * lock before write through (default
 				 * VWC_LOCK_TIMEOUT_MS; 0: one try) */
 	bool lock_busy;		/* the last vwc_run_apply() left write
-				 * through undone: another process held
-				 * the lock (try again later) */
+				 * through undone: the lock could not be
+				 * had (try again later) */
+	int lock_err;		/* why: -ETIMEDOUT (another process held
+				 * it) or another negative errno (e.g. the
+				 * run directory full or read-only) */
 	bool keep_restored;	/* never write-through on what restore
 				 * handed back; else clear those marks */
 };
@@ -168,7 +171,9 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
  * written, and WCE is read once more (if it changed meanwhile, those
  * namespaces go back to write back at once). If the lock cannot be had,
  * those namespaces keep their mode (failed, with the holder named, unless
- * already write through) and @r->lock_busy is set.
+ * already write through), @r->lock_busy is set and @r->lock_err says
+ * why; logged as an error unless it was another writer's hold and
+ * @r->lock_wait_ms is 0 (the sidecar, which tries again soon).
  *
  * Return: the number of namespaces that failed.
  */

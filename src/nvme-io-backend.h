@@ -19,6 +19,15 @@
 #include <libnvme.h>
 
 /**
+ * vwc_io_release() - let go of what the backend holds for a descriptor
+ * @fd:		a descriptor from vwc_nvme_open(), about to be closed
+ *
+ * libnvme 1.x holds nothing; libnvme3 closes the transport handle (and
+ * its own descriptor of the node) it opened for @fd.
+ */
+void vwc_io_release(int fd);
+
+/**
  * vwc_io_identify_ctrl() - Identify Controller (CNS 01h)
  * @fd:		controller fd
  * @id:		result

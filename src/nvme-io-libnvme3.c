@@ -3,7 +3,7 @@
  * libnvme3 backend of nvme-io.c (nvme-cli 3.x): transport handles.
  *
  * The rest of the tree holds plain file descriptors from vwc_nvme_open()
- * and closes them with close(2). libnvme3 sends commands through a
+ * and closes them with vwc_nvme_close(). libnvme3 sends commands through a
  * transport handle that it opens itself, by device name, and no call turns
  * an existing descriptor into a handle. So each descriptor gets a handle of
  * its own, opened on first use on the node the descriptor refers to and
@@ -12,7 +12,10 @@
  * inode, from fstat): once the caller closed it and the number was reused,
  * the stale handle is closed (it owns a separate descriptor, the caller's
  * is never touched) and a new one is opened. At most one handle per
- * descriptor number exists at any time. libnvme3 opens nodes by name under
+ * descriptor number exists at any time. vwc_nvme_close() closes the
+ * handle with the descriptor (vwc_io_release()): a handle left open keeps
+ * the node open after the caller let it go, pinning the nvme module and
+ * keeping a removed controller alive. libnvme3 opens nodes by name under
  * /dev only (nvmeX, nvmeXnY, ngXnY): a node elsewhere works when /dev has
  * the same device under its basename, else the command fails with -EINVAL
  * (libnvme 1.x would send it through the descriptor).
@@ -142,6 +145,18 @@ static int get_handle(int fd, struct libnvme_transport_handle **hdlp)
 	s->ino = st.st_ino;
 	*hdlp = s->hdl;
 	return 0;
+}
+
+void vwc_io_release(int fd)
+{
+	struct vwc_hdl_slot *s;
+
+	if (fd < 0 || (size_t)fd >= vwc_nslots)
+		return;
+	s = &vwc_slots[fd];
+	if (s->hdl)
+		libnvme_close(s->hdl);
+	memset(s, 0, sizeof(*s));
 }
 
 static int admin(int fd, struct libnvme_passthru_cmd *cmd)

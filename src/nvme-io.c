@@ -28,6 +28,14 @@ int vwc_nvme_open(const char *devnode)
 	return fd < 0 ? -errno : fd;
 }
 
+void vwc_nvme_close(int fd)
+{
+	if (fd < 0)
+		return;
+	vwc_io_release(fd);
+	close(fd);
+}
+
 static void copy_trimmed(char *dst, const char *src, size_t n)
 {
 	memcpy(dst, src, n);

@@ -34,6 +34,18 @@
 int vwc_nvme_open(const char *devnode);
 
 /**
+ * vwc_nvme_close() - close a descriptor from vwc_nvme_open()
+ * @fd:		the descriptor (a negative value is ignored)
+ *
+ * Closes @fd and whatever the backend holds for it: libnvme3 sends
+ * commands through a transport handle with a descriptor of its own on the
+ * same node, which would otherwise keep the node open (the nvme module
+ * pinned, a removed controller alive) after @fd is closed. Every
+ * descriptor from vwc_nvme_open() is closed with this, never close(2).
+ */
+void vwc_nvme_close(int fd);
+
+/**
  * vwc_nvme_identify_ctrl() - Identify Controller, the fields we use
  * @fd:		controller fd
  * @vwc:	Identify VWC byte

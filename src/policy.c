@@ -16,6 +16,22 @@ struct vwc_decision vwc_policy_decide(const struct vwc_facts *f)
 {
 	if (f->override == VWC_OVERRIDE_IGNORE)
 		return decision(VWC_MODE_NONE, VWC_REASON_IGNORED);
+	/*
+	 * No volatile cache: nothing can sit unflushed, a Flush has no
+	 * effect, and the kernel keeps such a drive in write through (a
+	 * "write back" written to it is refused or reads back "write
+	 * through"). What would demand write back elsewhere cannot apply:
+	 * demanding it would only be drift that never ends.
+	 */
+	if (f->present == VWC_TRI_NO) {
+		if (f->override == VWC_OVERRIDE_WRITE_BACK)
+			return decision(VWC_MODE_WRITE_THROUGH,
+					VWC_REASON_NO_CACHE_OVERRIDE);
+		if (f->backup_failed == VWC_TRI_YES)
+			return decision(VWC_MODE_WRITE_THROUGH,
+					VWC_REASON_NO_CACHE_BACKUP_FAILED);
+		return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_NO_CACHE);
+	}
 	if (f->override == VWC_OVERRIDE_WRITE_BACK)
 		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_OVERRIDE);
 	/*
@@ -25,14 +41,8 @@ struct vwc_decision vwc_policy_decide(const struct vwc_facts *f)
 	if (f->backup_failed == VWC_TRI_YES)
 		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_BACKUP_FAILED);
 
-	switch (f->present) {
-	case VWC_TRI_NO:
-		return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_NO_CACHE);
-	case VWC_TRI_YES:
-		break;
-	default:
+	if (f->present != VWC_TRI_YES)
 		return decision(VWC_MODE_WRITE_BACK, VWC_REASON_PRESENT_UNKNOWN);
-	}
 
 	switch (f->wce) {
 	case VWC_TRI_NO:
@@ -135,6 +145,10 @@ const char *vwc_reason_str(enum vwc_reason reason)
 		return "handed back to the kernel by restore (until the next sync)";
 	case VWC_REASON_BACKUP_UNKNOWN:
 		return "volatile write cache present and disabled, but the SMART log could not be read (backup state unknown)";
+	case VWC_REASON_NO_CACHE_OVERRIDE:
+		return "no volatile write cache: the configured write-back cannot apply (nothing to flush; the kernel keeps a drive without one in write through)";
+	case VWC_REASON_NO_CACHE_BACKUP_FAILED:
+		return "no volatile write cache: SMART reports a failed volatile memory backup (critical warning bit 4), but there is no cache to flush (the kernel keeps a drive without one in write through)";
 	}
 	return "?";
 }

@@ -73,6 +73,8 @@ enum vwc_reason {
 	VWC_REASON_NO_CONTROLLER,
 	VWC_REASON_RESTORED,
 	VWC_REASON_BACKUP_UNKNOWN,
+	VWC_REASON_NO_CACHE_OVERRIDE,
+	VWC_REASON_NO_CACHE_BACKUP_FAILED,
 };
 
 /**
@@ -89,8 +91,11 @@ struct vwc_decision {
  * vwc_policy_decide() - the write-cache rule for one controller
  * @f:	what the controller reports
  *
- * Return: write-through only for no cache present, or present with WCE
- * cleared, and no override or backup failure; write-back otherwise.
+ * Return: write-through for no cache present (whatever the override or
+ * the SMART log say: the kernel cannot put such a drive in write back),
+ * or present with WCE cleared, no write-back override and the backup
+ * known not to have failed; write-back otherwise; "leave as it is" when
+ * ignored.
  */
 struct vwc_decision vwc_policy_decide(const struct vwc_facts *f);
 

@@ -397,20 +397,55 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 	return r;
 }
 
+/*
+ * What restore did in this run with each dynamic ID: devices with the same
+ * IDs share one (its record is removed with the first of them).
+ */
+struct restored_id {
+	char key[40];
+	unsigned long val;
+	char by[20];		/* the PCI function it was removed for */
+	char kept[20];		/* one left bound with it (in use), if any */
+};
+
+static struct restored_id *restored_id(const char *key)
+{
+	static struct restored_id ids[16];
+	static int nr_ids;
+	int i;
+
+	for (i = 0; i < nr_ids; i++)
+		if (!strcmp(ids[i].key, key))
+			return &ids[i];
+	if (nr_ids == 16)
+		return NULL;
+	snprintf(ids[nr_ids].key, sizeof(ids[0].key), "%s", key);
+	return &ids[nr_ids++];
+}
+
+/* "; 0000:01:00.0, in use, was left bound: ..." when one was, else "" */
+static const char *kept_note(const struct restored_id *id, char *buf,
+			     size_t len)
+{
+	if (!id || !id->kept[0])
+		return "";
+	snprintf(buf, len, "; %s, in use, was left bound: it runs with driver_data 0x%lx until it is bound again",
+		 id->kept, id->val);
+	return buf;
+}
+
 /* restore: remove the dynamic ID and rebind; once per PCI function */
 static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 {
 	static char done[64][20];
 	static int nr_done;
 	struct vwc_quirks_opts qo = { .dry_run = dry_run, .quiet = quiet };
-	char why[800], before[512], after[512], kq[512];
+	char why[800], before[512], after[512], kq[512], note[160];
 	struct vwc_holds h = { .n = 0 };
-	unsigned long val;
+	unsigned long val = 0;
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
+	struct restored_id *id;
 	int i, r;
-
-	static char removed[16][40];
-	static int nr_removed;
 	bool recorded, uses;
 
 	for (i = 0; i < nr_done; i++)
@@ -419,11 +454,16 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	if (nr_done < 64)
 		snprintf(done[nr_done++], sizeof(done[0]), "%s", d->addr);
 	recorded = vwc_dynid_recorded(d->key, &val);
-	for (i = 0; !recorded && i < nr_removed; i++)
-		if (!strcmp(removed[i], d->key))
-			break;
-	if (!recorded && i == nr_removed)
+	id = restored_id(d->key);
+	if (id && id->by[0]) {
+		/* removed (in a dry run: would be) for another device */
+		recorded = false;
+		val = id->val;
+	} else if (!recorded) {
 		return 0;	/* no dynamic ID of ours for these IDs */
+	}
+	if (id && recorded)
+		id->val = val;
 	vwc_ctrl_namespaces(d->ctrl, &l);
 	vwc_wz_summary(&l, before, sizeof(before));
 	/* does this controller run with it (probed since it was added)? */
@@ -432,15 +472,14 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	if (!uses) {
 		if (!recorded)
 			return 0;
-		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx); this controller does not run with it: not rebound%s\n",
-		    d->label, d->ids, val, dry_run ? " (dry run)" : "");
-		if (dry_run)
-			return 1;
-		r = vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
-				     d->subdevice, d->key);
-		if (r >= 0 && nr_removed < 16)
-			snprintf(removed[nr_removed++], sizeof(removed[0]),
-				 "%s", d->key);
+		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx); this controller does not run with it: not rebound%s%s\n",
+		    d->label, d->ids, val, kept_note(id, note, sizeof(note)),
+		    dry_run ? " (dry run)" : "");
+		r = dry_run ? 0 :
+		    vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
+					 d->subdevice, d->key);
+		if (r >= 0 && id)
+			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 		return r < 0 ? r : 1;
 	}
 	if (!dry_run && vwc_qlock_take())
@@ -449,18 +488,31 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
 		vwc_qlock_release();
-		vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
-			d->label, val, why);
+		if (recorded) {
+			vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
+				d->label, val, why);
+			if (id)
+				snprintf(id->kept, sizeof(id->kept), "%s",
+					 d->addr);
+		} else {
+			vwc_err("%s: not rebinding: %s; the dynamic ID %s (driver_data 0x%lx) is %sremoved already (for %s): this controller runs with it until it is bound again",
+				d->label, why, d->ids, val,
+				dry_run ? "to be " : "", id->by);
+		}
 		return -EBUSY;
 	}
 	if (recorded)
-		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx), unbind and bind%s\n",
-		    d->label, d->ids, val, dry_run ? " (dry run)" : "");
+		out(&qo, "%s: remove dynamic ID %s (driver_data 0x%lx), unbind and bind%s%s\n",
+		    d->label, d->ids, val, kept_note(id, note, sizeof(note)),
+		    dry_run ? " (dry run)" : "");
 	else
-		out(&qo, "%s: dynamic ID %s already removed; unbind and bind%s\n",
-		    d->label, d->ids, dry_run ? " (dry run)" : "");
+		out(&qo, "%s: dynamic ID %s (driver_data 0x%lx) %sremoved already (for %s); unbind and bind%s\n",
+		    d->label, d->ids, val, dry_run ? "to be " : "", id->by,
+		    dry_run ? " (dry run)" : "");
 	if (dry_run) {
 		vwc_holds_release(&h);
+		if (recorded && id)
+			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 		return 1;
 	}
 	if (recorded) {
@@ -471,9 +523,8 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 			vwc_qlock_release();
 			return r;
 		}
-		if (nr_removed < 16)
-			snprintf(removed[nr_removed++], sizeof(removed[0]),
-				 "%s", d->key);
+		if (id)
+			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 	}
 	vwc_dynid_hold_set(d->addr, true);
 	r = vwc_pcidev_rebind(d, &h, l.n);

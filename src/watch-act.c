@@ -33,7 +33,8 @@
 #include "report.h"
 #include "watch-act.h"
 
-#define LOCK_RETRY	1.0	/* s: after the lock could not be had */
+#define LOCK_RETRY	1.0	/* s: after another writer held the lock */
+#define LOCK_RETRY_MAX	30.0	/* s: the longest wait after lock errors */
 
 double vwc_watch_now(void)
 {
@@ -76,8 +77,7 @@ static void op_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
 	vwc_src_unwatch(&of(w)->src, c->name);
 	if (ci >= 0 && t->ctrls[ci].held_fd == c->fd)
 		t->ctrls[ci].held_fd = -1;
-	if (c->fd >= 0)
-		close(c->fd);
+	vwc_nvme_close(c->fd);
 }
 
 static void op_ns_added(struct vwc_watch *w, const char *name)
@@ -351,6 +351,27 @@ static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
 }
 
 /*
+ * When to try the writers' lock again: LOCK_RETRY after another writer's
+ * hold; after an error of the run directory (full, read-only, refused),
+ * which goes only when an admin acts, LOCK_RETRY doubled at each failure
+ * in a row up to LOCK_RETRY_MAX, so that the log is not flooded.
+ */
+static double lock_retry_in(struct vwc_watcher *wr)
+{
+	double in = LOCK_RETRY;
+	int i;
+
+	if (wr->run.lock_err == -ETIMEDOUT) {
+		wr->lock_fails = 0;
+		return in;
+	}
+	for (i = 0; i < wr->lock_fails && in < LOCK_RETRY_MAX; i++)
+		in *= 2;
+	wr->lock_fails++;
+	return in < LOCK_RETRY_MAX ? in : LOCK_RETRY_MAX;
+}
+
+/*
  * Probe and apply for controller @ci (its namespaces, and every other
  * controller reaching them). vwc_run_apply() writes write back at once,
  * with no lock, and write through under the writers' lock on WCE read
@@ -382,14 +403,19 @@ static void evaluate_ctrl(struct vwc_watcher *wr, int ci)
 		vwc_run_irq_coalesce(&wr->run);
 	wr->model.publish = true;
 	if (wr->run.lock_busy) {
+		double in = lock_retry_in(wr);
 		char why[160];
 
-		vwc_warn("%s: the writers' lock %s is %s: write through waits, evaluated again in %.0f s",
-			 t->ctrls[ci].name, vwc_lock_path(),
-			 vwc_lock_strerror(-ETIMEDOUT, why, sizeof(why)),
-			 LOCK_RETRY);
-		wr->model.lock_retry = vwc_watch_now() + LOCK_RETRY;
+		vwc_lock_strerror(wr->run.lock_err, why, sizeof(why));
+		if (wr->run.lock_err == -ETIMEDOUT)
+			vwc_warn("%s: the writers' lock %s is %s: write through waits, evaluated again in %.0f s",
+				 t->ctrls[ci].name, vwc_lock_path(), why, in);
+		else
+			vwc_err("%s: cannot take the writers' lock %s: %s; write through waits, evaluated again in %.0f s",
+				t->ctrls[ci].name, vwc_lock_path(), why, in);
+		wr->model.lock_retry = vwc_watch_now() + in;
 	} else {
+		wr->lock_fails = 0;
 		wr->model.lock_retry = 0;
 	}
 

@@ -24,6 +24,10 @@
  * @model:	what is known and pending
  * @src:	the event sources
  * @textfile:	node_exporter textfile, or NULL
+ * @sysfs_sig:	the names under /sys/class/nvme and /sys/class/block, as
+ *		vwc_watch_topo_changed() last saw them
+ * @lock_fails:	evaluations in a row that could not take the writers'
+ *		lock for an error of its own (not another writer's hold)
  */
 struct vwc_watcher {
 	struct vwc_run run;
@@ -31,6 +35,7 @@ struct vwc_watcher {
 	struct vwc_watch_src src;
 	const char *textfile;
 	uint64_t sysfs_sig;
+	int lock_fails;
 };
 
 /**

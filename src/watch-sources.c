@@ -15,8 +15,12 @@
 
 #include "watch-fast.h"
 #include "log.h"
+#include "nvme-io.h"
 #include "watch-sources.h"
 #include "watch.h"
+
+/* udev sockets' receive buffer (libudev 252 and udevd take this too) */
+#define VWC_SRC_RCVBUF	(128 * 1024 * 1024)
 
 static double now_s(void)
 {
@@ -44,7 +48,12 @@ int vwc_src_open(struct vwc_watch_src *s, struct udev *udev)
 		vwc_err("watch: cannot listen to udev events");
 		return -EIO;
 	}
-	udev_monitor_set_receive_buffer_size(s->mon, 4 * 1024 * 1024);
+	/*
+	 * As udevd's own: a burst of events (thousands of namespaces
+	 * attached) overflows a small one. Memory is taken only for what is
+	 * queued. An overflow still seen is handled (vwc_src_read_udev()).
+	 */
+	udev_monitor_set_receive_buffer_size(s->mon, VWC_SRC_RCVBUF);
 	/* the kernel's events too: a SMART warning is seen before udevd ran */
 	s->kmon = udev_monitor_new_from_netlink(udev, "kernel");
 	if (!s->kmon ||
@@ -54,6 +63,8 @@ int vwc_src_open(struct vwc_watch_src *s, struct udev *udev)
 		if (s->kmon)
 			udev_monitor_unref(s->kmon);
 		s->kmon = NULL;
+	} else {
+		udev_monitor_set_receive_buffer_size(s->kmon, VWC_SRC_RCVBUF);
 	}
 	return 0;
 }
@@ -162,7 +173,7 @@ void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
 	 */
 	int wd = inotify_add_watch(s->ifd, devnode, IN_CLOSE_WRITE);
 
-	close(fd);
+	vwc_nvme_close(fd);
 	if (wd >= 0)
 		inotify_add_watch(s->ifd, devnode,
 				  IN_CLOSE_WRITE | IN_CLOSE_NOWRITE);
@@ -220,11 +231,30 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 		       struct udev_monitor *mon, bool kernel)
 {
 	struct udev_device *dev;
+	bool lost = false;
 
-	while ((dev = udev_monitor_receive_device(mon))) {
+	for (;;) {
 		const char *action, *sysname, *aen, *event;
 		char name[VWC_NAME_LEN];
 		enum vwc_kind kind;
+
+		errno = 0;
+		dev = udev_monitor_receive_device(mon);
+		if (!dev && errno == ENOBUFS) {
+			/*
+			 * The socket's buffer overflowed: events were lost,
+			 * and which ones is not known. Those still queued
+			 * come next; everything is read again.
+			 */
+			if (!lost)
+				vwc_warn("%s socket overflowed (ENOBUFS): events lost; discovering and reading every controller again",
+					 kernel ? "kernel uevent" : "udev event");
+			lost = true;
+			vwc_watch_note_all(w);
+			continue;
+		}
+		if (!dev)
+			break;
 
 		w->events++;
 		action = udev_device_get_action(dev);

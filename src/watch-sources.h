@@ -6,7 +6,8 @@
  * what it got into calls of the model (watch.h):
  *
  *  - udev (udevd's netlink group: add, remove, change) and the kernel's
- *    own group (change events only, before udevd ran its rules);
+ *    own group (change events only, before udevd ran its rules); an
+ *    overflow of either socket (ENOBUFS) asks for a full rescan;
  *  - inotify: IN_CLOSE on /dev/nvmeN, /dev/nvmeNnM and /dev/ngNnM (any
  *    process that sent a passthrough command closes the node afterwards),
  *    IN_CLOSE_WRITE on reset_controller and rescan_controller; a queue
@@ -118,6 +119,11 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
  * @w:		model
  * @mon:	@s->mon or @s->kmon
  * @kernel:	@mon is the kernel's group: only change events are taken
+ *
+ * Reads until the socket is empty. A receive buffer that overflowed
+ * (ENOBUFS: events were lost) does not end it: every controller is read
+ * again and the topology discovered again (vwc_watch_note_all()), and the
+ * events still queued are read on.
  */
 void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 		       struct udev_monitor *mon, bool kernel);

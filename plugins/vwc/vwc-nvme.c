@@ -72,7 +72,7 @@ static int vwc_plugin_run(const char *verb, int argc, char **argv)
 	return status;
 }
 
-#define VWC_PLUGIN_SHIM(name, ident, summary)				\
+#define VWC_PLUGIN_SHIM(name, ident, summary, opts)			\
 static int vwc_##ident##_cmd(int argc, char **argv,			\
 			     struct command *cmd, struct plugin *plugin)	\
 {									\
@@ -83,7 +83,7 @@ VWC_VERBS(VWC_PLUGIN_SHIM)
 
 #undef VWC_PLUGIN_SHIM
 
-#define VWC_PLUGIN_COUNT(name, ident, summary) + 1
+#define VWC_PLUGIN_COUNT(name, ident, summary, opts) + 1
 
 #ifdef VWC_NVME_CLI_CMD_H
 /*
@@ -96,7 +96,7 @@ _Static_assert(sizeof(commands) / sizeof(commands[0]) ==
 	       "plugin command table out of step with VWC_VERBS");
 #else
 /* nvme-cli 3.x: the same table in plain C. */
-#define VWC_PLUGIN_COMMAND(verb, ident, summary)			\
+#define VWC_PLUGIN_COMMAND(verb, ident, summary, opts)		\
 static struct command vwc_##ident##_command = {				\
 	.name = verb,							\
 	.help = summary,						\
@@ -107,7 +107,7 @@ VWC_VERBS(VWC_PLUGIN_COMMAND)
 
 #undef VWC_PLUGIN_COMMAND
 
-#define VWC_PLUGIN_REF(name, ident, summary) &vwc_##ident##_command,
+#define VWC_PLUGIN_REF(name, ident, summary, opts) &vwc_##ident##_command,
 
 static struct command *vwc_commands[] = {
 	VWC_VERBS(VWC_PLUGIN_REF)

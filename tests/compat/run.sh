@@ -34,7 +34,11 @@
 #	3.x	compat-core.sh with the 3.x nvme and the standalone on libnvme3;
 #		compat-errpath.sh: Get Features failing through an LD_PRELOAD
 #		ioctl shim, side by side: nvme-vwc-sync on libnvme 1.3 (row
-#		2.3's) and on libnvme3, and "nvme vwc" of the 3.x nvme
+#		2.3's) and on libnvme3, and "nvme vwc" of the 3.x nvme;
+#		compat-idle.sh on $VWC_COMPAT_KERNEL_MOD (default
+#		7.2-generic, nvme a module): the sidecar on libnvme3 holds no
+#		NVMe node after its idle release, rmmod nvme and a PCI
+#		removal go through
 #
 # Builds live in $VWC_CACHE_DIR/compat/ROW (default /var/cache/
 # nvme-vwc-sync): a copy of this tree (src), the build directory (build),
@@ -51,6 +55,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 TOP=$CACHE/compat
 KERNEL=${VWC_COMPAT_KERNEL:-7.2}
+# compat-idle wants nvme as a module (rmmod, PCI removal)
+KERNEL_MOD=${VWC_COMPAT_KERNEL_MOD:-7.2-generic}
 # What nvme-cli 2.x and the project need in a clean chroot (trixie, sid),
 # plus what scripts/build-debs.sh asks for there: scripts/chroot.sh remakes
 # a chroot when a caller asks for a package it lacks, so on a fresh machine
@@ -381,16 +387,17 @@ onestep_3x() {
 
 # --- VM: compat-core (and compat-errpath) on $KERNEL ---
 
-# vm_run ROW DESTDIR CASES: run the cases, add their counts
+# vm_run ROW DESTDIR CASES [KERNEL]: run the cases (on $KERNEL by
+# default), add their counts
 vm_run() {
-	local row=$1 dest=$2 cases=$3 out rc=0 s vp vf vs
-	out=$(VWC_LOG_DIR="$TOP/$row/vm-logs" VWC_CASES="$cases" VWC_KERNELS="$KERNEL" VWC_INFO=0 \
+	local row=$1 dest=$2 cases=$3 k=${4:-$KERNEL} out rc=0 s vp vf vs
+	out=$(VWC_LOG_DIR="$TOP/$row/vm-logs" VWC_CASES="$cases" VWC_KERNELS="$k" VWC_INFO=0 \
 		bash "$REPO/tests/vm/run-suite.sh" "$dest" 2>&1) || rc=$?
 	grep -E '(FAIL|SKIP) ' <<<"$out" | head -n 40
 	s=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -n 1)
 	if [ -z "$s" ]; then
 		tail -n 10 <<<"$out"
-		bad "$row vm" "$cases on $KERNEL" "no summary, exit $rc"
+		bad "$row vm" "$cases on $k" "no summary, exit $rc"
 		vm_cell="FAIL"
 		return
 	fi
@@ -473,6 +480,9 @@ vm_3x() {
 		bad "$row vm" "errpath needs the 2.3 row's libnvme 1.3 nvme-vwc-sync (run row 2.3 too)"
 	vm_run "$row" "$dest" compat-errpath
 	cell[$row:vm]+=", errpath $vm_cell"
+	# nvme a module: the idle release lets rmmod and PCI removal through
+	vm_run "$row" "$dest" compat-idle "$KERNEL_MOD"
+	cell[$row:vm]+=", idle $vm_cell"
 }
 
 t_all=$SECONDS

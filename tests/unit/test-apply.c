@@ -299,6 +299,41 @@ int main(void)
 	}
 	free_run(&r);
 
+	/*
+	 * 6. a lock error that is not another writer's hold (here the run
+	 * directory cannot be made: its parent is a file, as a full or
+	 * read-only /run refuses it too): write back all the same, write
+	 * through left undone and failed, and lock_busy set so that the
+	 * sidecar tries again, with the cause kept
+	 */
+	{
+		char bad[128];
+		FILE *f;
+
+		snprintf(bad, sizeof(bad), "%s/afile", dir);
+		f = fopen(bad, "w");
+		if (f)
+			fclose(f);
+		strcat(bad, "/run");
+		setenv("NVME_VWC_SYNC_RUNDIR", bad, 1);
+		make_run(&r, idx);
+		r.lock_wait_ms = 0;
+		n = vwc_run_apply(&r);
+		is_str(get_wc("nvme1n1"), "write back",
+		       "lock error: write back all the same");
+		is_str(get_wc("nvme0n1"), "write back",
+		       "lock error: write through left undone");
+		ok(n == 2 && r.topo.ns[0].action == VWC_ACT_FAILED,
+		   "lock error: two namespaces failed (%d)", n);
+		ok(r.lock_busy, "lock error: lock_busy set, to be tried again");
+		ok(r.lock_err == -ENOTDIR, "lock error: its cause kept (%d)",
+		   r.lock_err);
+		ok(strstr(r.topo.ns[0].errmsg, strerror(ENOTDIR)) != NULL,
+		   "lock error: the reason says it: %s", r.topo.ns[0].errmsg);
+		free_run(&r);
+		setenv("NVME_VWC_SYNC_RUNDIR", run, 1);
+	}
+
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(!system(cmd), "cleanup");
 	return tap_done();

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The write-cache rule, every row. Links policy.c only. */
+#include <string.h>
+
 #include "policy.h"
 #include "tap.h"
 
@@ -27,13 +29,24 @@ static const struct {
 	{ { U, N, N, 0 }, WB, VWC_REASON_PRESENT_UNKNOWN, "identify failed, WCE 0" },
 	{ { Y, N, U, 0 }, WB, VWC_REASON_BACKUP_UNKNOWN, "WCE 0, SMART unread" },
 	{ { N, U, U, 0 }, WT, VWC_REASON_NO_CACHE, "absent, SMART unread" },
-	/* SMART bit 4 wins over everything but the admin */
+	/* SMART bit 4 wins over everything but the admin, on a cache */
 	{ { Y, N, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "WCE 0, backup failed" },
-	{ { N, U, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "absent, backup failed" },
+	{ { Y, U, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "WCE unknown, backup failed" },
+	{ { U, U, Y, 0 }, WB, VWC_REASON_BACKUP_FAILED, "identify failed, backup failed" },
 	/* admin overrides */
 	{ { Y, N, N, VWC_OVERRIDE_WRITE_BACK }, WB, VWC_REASON_OVERRIDE, "forced write-back" },
-	{ { N, U, N, VWC_OVERRIDE_WRITE_BACK }, WB, VWC_REASON_OVERRIDE, "forced write-back, absent" },
+	{ { U, U, N, VWC_OVERRIDE_WRITE_BACK }, WB, VWC_REASON_OVERRIDE, "forced write-back, identify failed" },
 	{ { Y, Y, N, VWC_OVERRIDE_IGNORE }, VWC_MODE_NONE, VWC_REASON_IGNORED, "ignored" },
+	{ { N, U, N, VWC_OVERRIDE_IGNORE }, VWC_MODE_NONE, VWC_REASON_IGNORED, "ignored, absent" },
+	/*
+	 * No volatile cache: the kernel keeps write through and refuses
+	 * write back, so nothing may demand it (it would drift forever);
+	 * the reason says why the override or bit 4 did not apply.
+	 */
+	{ { N, U, Y, 0 }, WT, VWC_REASON_NO_CACHE_BACKUP_FAILED, "absent, backup failed" },
+	{ { N, U, N, VWC_OVERRIDE_WRITE_BACK }, WT, VWC_REASON_NO_CACHE_OVERRIDE, "forced write-back, absent" },
+	{ { N, U, Y, VWC_OVERRIDE_WRITE_BACK }, WT, VWC_REASON_NO_CACHE_OVERRIDE, "forced write-back, absent, backup failed" },
+	{ { N, U, U, VWC_OVERRIDE_WRITE_BACK }, WT, VWC_REASON_NO_CACHE_OVERRIDE, "forced write-back, absent, SMART unread" },
 };
 
 int main(void)
@@ -77,6 +90,14 @@ int main(void)
 		f2[0] = off; f2[1] = ign;
 		d = vwc_policy_decide_shared(f2, 2);
 		ok(d.mode == VWC_MODE_NONE, "shared: one ignored -> untouched");
+		f2[0] = off; f2[1] = (struct vwc_facts){ N, U, Y, 0 };
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WT, "shared: off+absent with bit 4 -> write through");
+		f2[0] = (struct vwc_facts){ N, U, N, VWC_OVERRIDE_WRITE_BACK };
+		f2[1] = on;
+		d = vwc_policy_decide_shared(f2, 2);
+		ok(d.mode == WB && d.reason == VWC_REASON_SHARED_ENABLED,
+		   "shared: absent forced write-back+on -> write back (the other's cache)");
 		d = vwc_policy_decide_shared(f2, 0);
 		ok(d.mode == WB && d.reason == VWC_REASON_NO_CONTROLLER,
 		   "shared: no controller -> write back");
@@ -102,6 +123,12 @@ int main(void)
 		ok(d.mode == VWC_MODE_NONE, "restored: ignored stays untouched");
 	}
 
+	for (i = VWC_REASON_IGNORED; i <= VWC_REASON_NO_CACHE_BACKUP_FAILED; i++)
+		ok(strcmp(vwc_reason_str((enum vwc_reason)i), "?") != 0,
+		   "reason %zu has its text", i);
+	ok(strstr(vwc_reason_str(VWC_REASON_NO_CACHE_OVERRIDE), "no volatile write cache") &&
+	   strstr(vwc_reason_str(VWC_REASON_NO_CACHE_BACKUP_FAILED), "no volatile write cache"),
+	   "the no-cache reasons say there is no cache");
 	ok(!vwc_mode_parse("write back\n", &m) && m == WB, "parse 'write back'");
 	ok(!vwc_mode_parse("write through\n", &m) && m == WT,
 	   "parse 'write through'");

@@ -94,6 +94,23 @@ flushes_for() {
 	echo $(($(flushes "$1") - _f0))
 }
 
+# log_quiet FILE [MAX]: until FILE (a sidecar's -vv log: every step) has
+# not grown for 3 s, at most MAX seconds (default 30): re-checks and the
+# release of idle descriptors are over. False (and said) if it still grew.
+log_quiet() {
+	_n=0 _q=0 _s0=-1
+	while [ $_n -lt "${2:-30}" ]; do
+		_s=$(stat -c %s "$1")
+		if [ "$_s" = "$_s0" ]; then _q=$((_q + 1)); else _q=0; fi
+		[ $_q -ge 3 ] && return 0
+		_s0=$_s
+		sleep 1
+		_n=$((_n + 1))
+	done
+	info "$1 still grew after ${2:-30} s"
+	return 1
+}
+
 # start_udev: systemd-udevd with the image's rules (the host's + the
 # project's), then coldplug and settle. Tests that exercise the rules call it.
 start_udev() {

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The sidecar's udev sources (src/watch-sources.c) fed by a fake monitor:
+ * libudev's receive and device calls are defined here, so that the events
+ * and errors a netlink socket gives come in a set order. A receive buffer
+ * that overflowed (ENOBUFS: events were lost) must not end the receive
+ * loop, and must ask for every controller to be read again and the
+ * topology to be discovered again; the end of the queue (EAGAIN) ends it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libudev.h>
+
+#include "tap.h"
+#include "watch-sources.h"
+#include "watch.h"
+
+/* ---- the fake monitor: a script of devices and errors ---- */
+
+struct udev_device {
+	const char *action, *sysname, *subsystem, *aen;
+};
+
+struct step {
+	struct udev_device dev;
+	int err;		/* NULL with this errno instead of a device */
+};
+
+static const struct step *script;
+static int pos, nr_steps, received;
+
+struct udev_device *udev_monitor_receive_device(struct udev_monitor *mon)
+{
+	(void)mon;
+	if (pos >= nr_steps) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	if (script[pos].err) {
+		errno = script[pos++].err;
+		return NULL;
+	}
+	received++;
+	return (struct udev_device *)&script[pos++].dev;
+}
+
+const char *udev_device_get_action(struct udev_device *d)
+{
+	return d->action;
+}
+
+const char *udev_device_get_sysname(struct udev_device *d)
+{
+	return d->sysname;
+}
+
+const char *udev_device_get_subsystem(struct udev_device *d)
+{
+	return d->subsystem;
+}
+
+const char *udev_device_get_property_value(struct udev_device *d,
+					   const char *key)
+{
+	return strcmp(key, "NVME_AEN") ? NULL : d->aen;
+}
+
+struct udev_device *udev_device_unref(struct udev_device *d)
+{
+	(void)d;
+	return NULL;
+}
+
+/* ---- a model of two controllers ---- */
+
+static void f_added(struct vwc_watch *w, struct vwc_wctrl *c,
+		    const struct vwc_ctrl *tc)
+{
+	(void)w;
+	(void)tc;
+	vwc_watch_open_result(c, 10, 0);
+}
+
+static void f_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+{
+	(void)w;
+	(void)c;
+}
+
+static void f_ns(struct vwc_watch *w, const char *name)
+{
+	(void)w;
+	(void)name;
+}
+
+static uint64_t f_ident(const struct vwc_ctrl *tc)
+{
+	return (uint64_t)tc->name[4];
+}
+
+static const struct vwc_watch_ops ops = { f_added, f_gone, f_ns, f_ns, f_ident };
+
+static void clear(struct vwc_watch *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		w->ctrl[i].full = w->ctrl[i].wce = false;
+	w->rescan = false;
+	w->events = 0;
+}
+
+static void run(struct vwc_watch *w, const struct step *s, int n)
+{
+	struct vwc_watch_src src;
+
+	memset(&src, 0, sizeof(src));
+	script = s;
+	nr_steps = n;
+	pos = received = 0;
+	vwc_src_read_udev(&src, w, NULL, true);
+}
+
+/* a SMART event: nvme1 is read again, nothing else asked for */
+#define AEN	"0x020001"
+
+int main(void)
+{
+	static const struct step plain[] = {
+		{ { "change", "nvme1", "nvme", AEN }, 0 },
+		{ { "change", "nvme1", "nvme", AEN }, 0 },
+	};
+	static const struct step lost[] = {
+		{ { "change", "nvme1", "nvme", AEN }, 0 },
+		{ { NULL, NULL, NULL, NULL }, ENOBUFS },
+		{ { "change", "nvme1", "nvme", AEN }, 0 },
+		{ { NULL, NULL, NULL, NULL }, ENOBUFS },
+		{ { "change", "nvme1", "nvme", AEN }, 0 },
+	};
+	struct vwc_ctrl ctrls[2];
+	struct vwc_topo t;
+	struct vwc_watch w;
+	struct vwc_wctrl *c0, *c1;
+
+	memset(ctrls, 0, sizeof(ctrls));
+	memset(&t, 0, sizeof(t));
+	snprintf(ctrls[0].name, sizeof(ctrls[0].name), "nvme0");
+	snprintf(ctrls[1].name, sizeof(ctrls[1].name), "nvme1");
+	t.ctrls = ctrls;
+	t.nr_ctrls = 2;
+	vwc_watch_init(&w, &t, &ops, NULL);
+	vwc_watch_sync(&w, 0);
+	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	ok(c0 && c1, "model: two controllers");
+	if (!c0 || !c1)
+		return tap_done();
+
+	clear(&w);
+	run(&w, plain, 2);
+	ok(received == 2 && w.events == 2, "plain: both events read (%d)",
+	   received);
+	ok(c1->full && !c0->full && !w.rescan,
+	   "plain (SMART events): only nvme1 read again, no rescan");
+
+	clear(&w);
+	run(&w, lost, 5);
+	ok(received == 3 && pos == 5,
+	   "ENOBUFS: the loop goes on, the events queued after it read (%d of 3)",
+	   received);
+	ok(c0->full && c1->full,
+	   "ENOBUFS: every controller read again (nvme0 had no event)");
+	ok(w.rescan, "ENOBUFS: the topology discovered again");
+
+	vwc_watch_free(&w);
+	return tap_done();
+}
