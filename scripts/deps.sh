@@ -28,6 +28,9 @@ PKGS=(
 	# GPT partition tables in the guest (sfdisk: T700 cases on partitioned
 	# namespaces)
 	fdisk
+	# signals and delays injected at one syscall of a guest command (the
+	# rebind cases: a signal or SIGKILL while the unbind write is in progress)
+	strace
 	# the VM harness
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb
