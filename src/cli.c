@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "log.h"
 #include "report.h"
+#include "sigdefer.h"
 #include "verbs.h"
 
 const char *vwc_prog = "nvme-vwc-sync";
@@ -226,9 +227,17 @@ int vwc_cli_run(const char *verb, int argc, char **argv)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (!strcmp(verbs[i].name, verb))
-			return verbs[i].fn(argc, argv);
+	int ret;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strcmp(verbs[i].name, verb))
+			continue;
+		/* a closed output stops nothing: a rebind, a re-sync */
+		vwc_sigpipe_defer();
+		ret = verbs[i].fn(argc, argv);
+		vwc_sigpipe_finish();
+		return ret;
+	}
 	vwc_err("unknown command '%s'", verb);
 	return VWC_EXIT_USAGE;
 }

@@ -20,6 +20,7 @@
 	X("watch", watch, "Sidecar: re-apply the policy whenever the cache state can change") \
 	X("quirks", quirks, "Apply the quirk database's mitigations the kernel allows") \
 	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough") \
-	X("irq-stat", irq_stat, "Interrupts per NVMe queue and completions per interrupt")
+	X("irq-stat", irq_stat, "Interrupts per NVMe queue and completions per interrupt") \
+	X("rebind-guard", rebind_guard, "Bind again a controller whose rebind was cut short")
 
 #endif
