@@ -181,14 +181,14 @@ static void resync_later(const char *ctrl)
 }
 
 /* write cache policy again on the re-created namespaces (the caller's) */
-static void resync_pending(const struct vwc_quirks_opts *qo)
+static int resync_pending(const struct vwc_quirks_opts *qo)
 {
 	int n = nr_pending_resync;
 
 	nr_pending_resync = 0;
 	if (!n || qo->dry_run || !qo->resync)
-		return;
-	qo->resync(qo, pending_resync, n);
+		return 0;
+	return qo->resync(qo, pending_resync, n);
 }
 
 /*
@@ -416,7 +416,8 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 	}
 	r = apply_dev(&d, qo);
 	vwc_qlock_release();
-	resync_pending(qo);
+	if (resync_pending(qo) && !r)
+		r = -EIO;
 	return r;
 }
 
@@ -690,7 +691,8 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 			any = true;
 	}
 	vwc_qlock_release();
-	resync_pending(qo);
+	if (resync_pending(qo) && !ret)
+		ret = -EIO;
 	if (!any)
 		return ret;
 	if (access("/sys/module/nvme/parameters/quirks", F_OK)) {
