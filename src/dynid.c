@@ -591,6 +591,8 @@ static int rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 	}
 	r = vwc_nvme_bind("unbind", addr);
 	vwc_holds_release(h);
+	/* the same name back: nothing of ours keeps the old controller */
+	vwc_holds_wait_sidecar(h, 2000);
 	if (r) {
 		bound_driver(addr, drv, sizeof(drv));
 		vwc_err("%s: cannot unbind from nvme: %s%s", d->label,

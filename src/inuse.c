@@ -623,9 +623,44 @@ int vwc_ctrl_in_use(const char *ctrl, char *why, size_t len,
 	struct vwc_holds c = { .n = 0 };
 
 	snprintf(h->ctrl, sizeof(h->ctrl), "%s", ctrl);
+	h->ctrl_devt = ctrl[0] ? sys_devt("nvme", ctrl) : 0;
 	snprintf(c.ctrl, sizeof(c.ctrl), "%s", ctrl);
 	/* udev's workers, this tool's runs from udev: waited for, 5 s */
 	return recheck_wait(&c, why, len, 5000, 200);
+}
+
+static bool skip_but_sidecar(int pid, const void *arg)
+{
+	(void)arg;
+	return !vwc_is_sidecar(pid);
+}
+
+void vwc_holds_wait_sidecar(const struct vwc_holds *h, int ms)
+{
+	char comm[64], node[300], dev[VWC_NAME_LEN + 8];
+	int t = 0, pid = 0;
+
+	if (!h->ctrl_devt)
+		return;
+	/*
+	 * devtmpfs removes the node after the unbind: until then the sidecar
+	 * may open it again (a probe on the namespaces' removal) and keep the
+	 * old controller until its remove event.
+	 */
+	snprintf(dev, sizeof(dev), "/dev/%s", h->ctrl);
+	for (; t < ms && vwc_path_is_dev(dev, S_IFCHR, h->ctrl_devt); t += 20)
+		usleep(20 * 1000);
+	for (; t < ms; t += 20) {
+		pid = find_opener("/proc", S_IFCHR, h->ctrl_devt,
+				  skip_but_sidecar, NULL, comm, sizeof(comm),
+				  node, sizeof(node));
+		if (!pid)
+			return;
+		usleep(20 * 1000);
+	}
+	if (pid)
+		vwc_info("%s: the sidecar (pid %d) still holds the removed controller's device: it may come back under another name",
+			 h->ctrl, pid);
 }
 
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)

@@ -133,6 +133,7 @@ int vwc_xen_exports(const char *backends, dev_t devt, char *vbd, size_t len);
  * @nr_names:	how many
  * @ctrl:	the controller vwc_ctrl_in_use() found free ("" none), for
  *		vwc_holds_recheck()
+ * @ctrl_devt:	its device number then (0 none)
  */
 struct vwc_holds {
 	int *fd;
@@ -141,6 +142,7 @@ struct vwc_holds {
 	char (*names)[VWC_NAME_LEN];
 	int nr_names;
 	char ctrl[VWC_NAME_LEN];
+	dev_t ctrl_devt;
 };
 
 /**
@@ -203,6 +205,20 @@ int vwc_ctrl_in_use(const char *ctrl, char *why, size_t len,
  * Return: 1 in use (@why), 0 still free.
  */
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len);
+
+/**
+ * vwc_holds_wait_sidecar() - after the unbind: wait for the sidecar to let
+ *			      go of the removed controller's device
+ * @h:		handles from vwc_ctrl_in_use()
+ * @ms:		at most this long
+ *
+ * The sidecar closes its descriptor at the kernel's remove event, and may
+ * open the node again (a probe on the namespaces' removal) until devtmpfs
+ * has removed it: both are waited for. A controller still referenced
+ * keeps its instance number, so that a bind before the sidecar let go
+ * would bring the controller back under another name (nvme2 for nvme0).
+ */
+void vwc_holds_wait_sidecar(const struct vwc_holds *h, int ms);
 
 /**
  * vwc_disks_in_use_but_lvm() - the same checks, LVM logical volumes aside
