@@ -31,6 +31,9 @@ PKGS=(
 	# the models of the writers' protocol (tests/model): SPIN; pan is
 	# compiled with gcc
 	spin
+	# signals and delays injected at one syscall of a guest command (the
+	# rebind cases: a signal or SIGKILL while the unbind write is in progress)
+	strace
 	# the VM harness
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb

@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "log.h"
 #include "report.h"
+#include "sigdefer.h"
 #include "verbs.h"
 
 const char *vwc_prog = "nvme-vwc-sync";
@@ -320,8 +321,15 @@ int vwc_cli_run(const char *verb, int argc, char **argv)
 {
 	const struct vwc_verb *v = verb_find(verb);
 
-	if (v)
-		return v->fn(argc, argv);
+	if (v) {
+		int ret;
+
+		/* a closed output stops nothing: a rebind, a re-sync */
+		vwc_sigpipe_defer();
+		ret = v->fn(argc, argv);
+		vwc_sigpipe_finish();
+		return ret;
+	}
 	vwc_err("unknown command '%s'", verb);
 	return VWC_EXIT_USAGE;
 }

@@ -69,26 +69,34 @@ int cmd_audit(int argc, char **argv)
  * the writers' lock, taken only after the quirks lock was released (see
  * dynid.c).
  */
-static void quirks_resync(const struct vwc_quirks_opts *qo,
-			  char (*ctrls)[VWC_NAME_LEN], int n)
+static int quirks_resync(const struct vwc_quirks_opts *qo,
+			 char (*ctrls)[VWC_NAME_LEN], int n)
 {
 	struct vwc_run r;
 	char *args[16];
-	int i;
+	int i, ret;
 
 	if (n > 16)
 		n = 16;
 	/* write back at once, write through under the writers' lock
 	 * (vwc_run_apply()) */
-	if (!vwc_run_init(&r, "quirks", qo->cfg)) {
-		for (i = 0; i < n; i++)
-			args[i] = ctrls[i];
-		r.keep_restored = qo->automatic;
-		vwc_run_select(&r, args, n);
-		vwc_run_probe(&r);
-		vwc_run_apply(&r);
-		vwc_run_free(&r);
+	ret = vwc_run_init(&r, "quirks", qo->cfg);
+	if (ret) {
+		vwc_err("cannot scan NVMe devices for the write-cache policy after the rebind: %s",
+			strerror(-ret));
+		return ret;
 	}
+	for (i = 0; i < n; i++)
+		args[i] = ctrls[i];
+	r.keep_restored = qo->automatic;
+	vwc_run_select(&r, args, n);
+	vwc_run_probe(&r);
+	vwc_run_apply(&r);
+	ret = vwc_run_exit_status(&r);
+	if (ret)
+		vwc_err("the write-cache policy on the rebound controller(s) failed (see above)");
+	vwc_run_free(&r);
+	return ret;
 }
 
 int cmd_quirks(int argc, char **argv)

@@ -13,7 +13,9 @@
  *  - what is done about it (watch-act.h): probes and writes under the
  *    writers' lock (lock.h), the immediate write back a Set Features 06h
  *    with WCE=1 calls for, the safety net, the textfile;
- *  - this command: options, the poll loop, the timers, systemd.
+ *  - this command: options, the poll loop, the timers, systemd, and the
+ *    rebinds cut short (unbound.h): it watches their records and binds
+ *    what one names once its unbinder has ended.
  *
  * A safety net every --interval seconds (default 60) compares write_cache
  * to the last decision, sends Get Features 06h only to controllers that
@@ -35,12 +37,16 @@
 
 #include <libudev.h>
 
+#include "blk.h"
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "dynid.h"
 #include "kwatch.h"
 #include "lock.h"
 #include "log.h"
+#include "procid.h"
+#include "unbound.h"
 #include "watch-act.h"
 #include "watch-fast.h"
 
@@ -49,7 +55,52 @@
 #define PFD_INOTIFY	2
 #define PFD_KUDEV	3
 #define PFD_FAST	4	/* the fast path's messages */
-#define PFD_N		5
+#define PFD_UNBOUND	5	/* records of unbinds in progress */
+#define PFD_N		6
+
+/* while a record of an unbind is there: how often it is looked at (s) */
+#define UNBOUND_RECHECK	0.25
+
+/*
+ * The records of unbinds in progress: a rebind's own process binds what it
+ * unbound; a record whose unbinder ended (SIGKILL, a crash) is acted on
+ * here, under the quirks lock, which that process held (vwc_qlock_try()
+ * acts on them once it has it). @due: when to look again, 0 never.
+ */
+struct unbound_watch {
+	int fd;
+	double due;
+};
+
+static void unbound_watch_open(struct unbound_watch *u)
+{
+	u->fd = vwc_unbound_watch();
+	if (u->fd < 0)
+		vwc_notice("watch: cannot watch %s/unbound (%s): rebinds cut short are looked for every safety-net round",
+			   vwc_rundir(), strerror(-u->fd));
+	u->due = vwc_watch_now();	/* what is there already */
+}
+
+static void unbound_watch_read(struct unbound_watch *u)
+{
+	char buf[4096];
+
+	while (read(u->fd, buf, sizeof(buf)) > 0)
+		;
+	u->due = vwc_watch_now();
+}
+
+static void unbound_watch_work(struct unbound_watch *u)
+{
+	double t = vwc_watch_now();
+
+	if (!u->due || t < u->due)
+		return;
+	if (!vwc_qlock_try())
+		vwc_qlock_release();
+	/* left: an unbinder still at work (or the lock's holder's to do) */
+	u->due = vwc_unbound_pending() ? t + UNBOUND_RECHECK : 0;
+}
 
 /*
  * sd_notify(3)'s protocol, which systemd documents as stable for programs
@@ -174,8 +225,12 @@ static void watch_stop(struct vwc_watcher *wr)
 	vwc_run_free(&wr->run);
 }
 
-/* The poll set: signals, udev, inotify, kernel uevents, the fast path. */
-static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int *npfd)
+/*
+ * The poll set: signals, udev, inotify, kernel uevents, the fast path, the
+ * records of unbinds (@ufd).
+ */
+static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int ufd,
+			       int *npfd)
 {
 	struct vwc_watch_src *s = &wr->src;
 	struct pollfd *pfd;
@@ -193,6 +248,7 @@ static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int *npfd)
 					  .events = POLLIN };
 	pfd[PFD_FAST] = (struct pollfd){ .fd = vwc_fast_fd(s->fast),
 					 .events = POLLIN };
+	pfd[PFD_UNBOUND] = (struct pollfd){ .fd = ufd, .events = POLLIN };
 	*npfd = PFD_N;
 	return pfd;
 }
@@ -216,7 +272,8 @@ static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
 }
 
 /* What is due: rescans, opens, timers, the safety net, evaluations. */
-static void work(struct vwc_watcher *wr, double *next_net, double period)
+static void work(struct vwc_watcher *wr, struct unbound_watch *u,
+		 double *next_net, double period)
 {
 	double t;
 
@@ -233,7 +290,10 @@ static void work(struct vwc_watcher *wr, double *next_net, double period)
 			wr->model.rescan = true;
 		*next_net = t + period;
 		wr->model.publish = true;	/* also the heartbeat */
+		if (!u->due)
+			u->due = t;
 	}
+	unbound_watch_work(u);
 	/* the safety net's or a settle timer's rescan before the probes */
 	if (wr->model.rescan)
 		vwc_watch_rescan(wr);
@@ -247,6 +307,7 @@ static void work(struct vwc_watcher *wr, double *next_net, double period)
 
 int cmd_watch(int argc, char **argv)
 {
+	struct unbound_watch uw = { .fd = -1 };
 	struct pollfd *pfd = NULL;
 	struct vwc_watcher wr;
 	struct vwc_config cfg;
@@ -276,7 +337,10 @@ int cmd_watch(int argc, char **argv)
 	}
 	if (watch_start(&wr, &o, &cfg))
 		goto out;
-	pfd = poll_set(&wr, sfd, &npfd);
+	/* its descriptors of the controllers are not a user's (inuse.h) */
+	vwc_sidecar_register();
+	unbound_watch_open(&uw);
+	pfd = poll_set(&wr, sfd, uw.fd, &npfd);
 	if (!pfd) {
 		vwc_err("watch: out of memory");
 		goto out;
@@ -307,6 +371,8 @@ int cmd_watch(int argc, char **argv)
 		due = vwc_watch_timers(&wr.model, t);
 		if (!due || next_net < due)
 			due = next_net;
+		if (uw.due && uw.due < due)
+			due = uw.due;
 		timeout = due <= t ? 0 : (int)((due - t) * 1000) + 1;
 		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			break;
@@ -324,10 +390,12 @@ int cmd_watch(int argc, char **argv)
 				break;
 			}
 		}
+		if (pfd[PFD_UNBOUND].revents & POLLIN)
+			unbound_watch_read(&uw);
 		read_sources(&wr, pfd, npfd);
-		work(&wr, &next_net, period);
+		work(&wr, &uw, &next_net, period);
 		if (wr.model.attach && kwatch_attach(&wr)) {
-			struct pollfd *n = poll_set(&wr, sfd, &npfd);
+			struct pollfd *n = poll_set(&wr, sfd, uw.fd, &npfd);
 
 			if (!n) {
 				vwc_err("watch: out of memory");
@@ -335,12 +403,15 @@ int cmd_watch(int argc, char **argv)
 			}
 			free(pfd);
 			pfd = n;
-			work(&wr, &next_net, period);
+			work(&wr, &uw, &next_net, period);
 		}
 	}
 out:
 	free(pfd);
 	close(sfd);
+	if (uw.fd >= 0)
+		close(uw.fd);
+	vwc_sidecar_unregister();
 	watch_stop(&wr);
 	return ret;
 }

@@ -67,6 +67,7 @@ int cmd_quirks(int argc, char **argv);
 int cmd_flush_latency(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_irq_stat(int argc, char **argv);
+int cmd_rebind_guard(int argc, char **argv);
 
 struct vwc_run;
 

@@ -16,6 +16,8 @@
 #include "fileio.h"
 #include "inuse.h"
 #include "log.h"
+#include "sigdefer.h"
+#include "unbound.h"
 
 bool vwc_quirks_is_pci_addr(const char *s)
 {
@@ -353,7 +355,7 @@ static void twins_release(char (*addr)[20], int n)
 
 int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val)
 {
-	char line[96], path[512], dir[512], twins[TWINS_MAX][20];
+	char line[96], path[512], dir[512], twins[TWINS_MAX][20], what[160];
 	unsigned long have;
 	FILE *f;
 	int r, nt;
@@ -370,9 +372,12 @@ int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val)
 	 * admin left unbound (vfio, SPDK) are kept out by a driver_override
 	 * naming no driver, for the time of the write.
 	 */
+	snprintf(what, sizeof(what), "the dynamic ID's write for %s", d->label);
+	vwc_sig_hold(what);
 	nt = twins_hold(d, twins, TWINS_MAX);
 	r = vwc_write_str(NVME_DRV_DIR "/new_id", line);
 	twins_release(twins, nt);
+	vwc_sig_release();
 	if (r == -EINVAL) {
 		vwc_err("%s: the PCI core refused driver_data 0x%lx (%s): it accepts only a value some entry of the nvme driver's table has, and none has exactly these quirks; nothing changed",
 			d->label, val, line);
@@ -453,7 +458,7 @@ int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len)
 	return 1;
 }
 
-int vwc_nvme_bind_retry(const char *addr, const char *label)
+static int bind_retry(const char *addr, const char *label)
 {
 	char drv[64];
 	int i, r = 0;
@@ -487,6 +492,16 @@ int vwc_nvme_bind_retry(const char *addr, const char *label)
 	return r ? r : -ENODEV;
 }
 
+int vwc_nvme_bind_retry(const char *addr, const char *label)
+{
+	int r = bind_retry(addr, label);
+
+	/* bound: the record of its unbind has served */
+	if (!r)
+		vwc_unbound_clear(addr);
+	return r;
+}
+
 /*
  * Dynamic IDs and rebinds are serialized by their own lock, <rundir>/quirks.lock
  * (udev's PCI and controller events, a manual run, restore), not by the
@@ -498,7 +513,8 @@ int vwc_nvme_bind_retry(const char *addr, const char *label)
  */
 static int qlock_fd = -1;
 
-int vwc_qlock_take(void)
+/* the lock, waiting up to @wait_ms (0: one try); then the records */
+static int qlock_wait(int wait_ms)
 {
 	char path[512];
 	int t;
@@ -507,20 +523,37 @@ int vwc_qlock_take(void)
 	vwc_mkdir_p(vwc_rundir());
 	qlock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (qlock_fd < 0) {
+		t = -errno;
 		vwc_err("cannot open %s: %s; nothing changed", path,
-			strerror(errno));
-		return -errno;
+			strerror(-t));
+		return t;
 	}
-	for (t = 0; t < VWC_QLOCK_WAIT_MS; t += 100) {
-		if (!flock(qlock_fd, LOCK_EX | LOCK_NB))
+	for (t = 0; ; t += 100) {
+		if (!flock(qlock_fd, LOCK_EX | LOCK_NB)) {
+			/* a rebind cut short first: its unbinder is gone */
+			vwc_unbound_recover();
 			return 0;
+		}
+		if (t >= wait_ms)
+			break;
 		usleep(100 * 1000);
 	}
-	vwc_err("%s held by another process for %d s; nothing changed", path,
-		VWC_QLOCK_WAIT_MS / 1000);
+	if (wait_ms)
+		vwc_err("%s held by another process for %d s; nothing changed",
+			path, wait_ms / 1000);
 	close(qlock_fd);
 	qlock_fd = -1;
-	return -ETIMEDOUT;
+	return wait_ms ? -ETIMEDOUT : -EWOULDBLOCK;
+}
+
+int vwc_qlock_take(void)
+{
+	return qlock_wait(VWC_QLOCK_WAIT_MS);
+}
+
+int vwc_qlock_try(void)
+{
+	return qlock_wait(0);
 }
 
 void vwc_qlock_release(void)
@@ -533,11 +566,14 @@ void vwc_qlock_release(void)
 
 /*
  * Unbind and bind @d, now matched by the dynamic ID (or no longer);
- * @holds are released between the two. Return: 0 or a negative errno.
+ * @holds are released between the two. Signals are held from the last
+ * check to the end of the wait (sigdefer.h), and a record of the unbind
+ * (unbound.h) lives from before the unbind to the bind, for whatever the
+ * process cannot hold off. Return: 0 or a negative errno.
  */
-int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
+static int rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 {
-	char addr[20], why[600];
+	char addr[20], why[600], drv[64];
 	int r;
 
 	snprintf(addr, sizeof(addr), "%s", d->addr);
@@ -548,12 +584,23 @@ int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 			d->label, why);
 		return -EBUSY;
 	}
+	r = vwc_unbound_mark(d);
+	if (r) {
+		vwc_holds_release(h);
+		return r;
+	}
 	r = vwc_nvme_bind("unbind", addr);
 	vwc_holds_release(h);
+	/* the same name back: nothing of ours keeps the old controller */
+	vwc_holds_wait_sidecar(h, 2000);
 	if (r) {
-		vwc_err("%s: cannot unbind from nvme: %s", d->label,
-			strerror(-r));
-		return r;
+		bound_driver(addr, drv, sizeof(drv));
+		vwc_err("%s: cannot unbind from nvme: %s%s", d->label,
+			strerror(-r), drv[0] ? "" : " (but it is unbound)");
+		if (drv[0]) {
+			vwc_unbound_clear(addr);
+			return r;
+		}
 	}
 	r = vwc_nvme_bind_retry(addr, d->label);
 	if (r)
@@ -562,5 +609,17 @@ int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 	if (r)
 		vwc_err("%s: controller not live with its %d namespace(s) 30 s after the bind",
 			d->label, nr_ns);
+	return r;
+}
+
+int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
+{
+	char what[160];
+	int r;
+
+	snprintf(what, sizeof(what), "the rebind of %s", d->label);
+	vwc_sig_hold(what);
+	r = rebind(d, h, nr_ns);
+	vwc_sig_release();
 	return r;
 }

@@ -244,7 +244,8 @@ int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len);
  * @label:	for messages
  *
  * VWC_BIND_TRIES binds VWC_BIND_WAIT_MS apart, then the PCI core's
- * drivers_probe; says loudly when the device stays unbound.
+ * drivers_probe; says loudly when the device stays unbound. Bound, the
+ * record of its unbind goes (vwc_unbound_clear()).
  *
  * Return: 0 bound to nvme, or a negative errno.
  */
@@ -256,19 +257,33 @@ int vwc_nvme_bind_retry(const char *addr, const char *label);
  * @h:		handles on its block devices
  * @nr_ns:	namespaces to wait for
  *
+ * The checks of @h again (vwc_holds_recheck()), a record of the unbind
+ * (vwc_unbound_mark()), the unbind, the bind, the wait for the controller;
+ * from the check to the end of the wait, signals are held (sigdefer.h).
+ *
  * Return: 0, or a negative errno (printed).
  */
 int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns);
 
 /**
- * vwc_qlock_take() - take <rundir>/quirks.lock, waiting up to 120 s
+ * vwc_qlock_take() - take <rundir>/quirks.lock, waiting up to 60 s
  *
  * Dynamic IDs and rebinds are serialized by this lock, not by the
- * writers' lock (see dynid.c).
+ * writers' lock (see dynid.c). Every unbind happens under it, so once it
+ * is had no other unbinder of ours is at work: the records of rebinds cut
+ * short are acted on first (vwc_unbound_recover()).
  *
  * Return: 0, or a negative errno (printed).
  */
 int vwc_qlock_take(void);
+
+/**
+ * vwc_qlock_try() - vwc_qlock_take() without waiting
+ *
+ * Return: 0, -EWOULDBLOCK when another process holds it (nothing
+ * printed), or a negative errno (printed).
+ */
+int vwc_qlock_try(void);
 
 /**
  * vwc_qlock_release() - release the lock vwc_qlock_take() took

@@ -15,6 +15,8 @@
 
 #include "fileio.h"
 #include "inuse.h"
+#include "log.h"
+#include "procid.h"
 
 /* @fs mounts or swaps on the block device @devt (or its node @devnode) */
 static bool fs_uses(struct libmnt_fs *fs, dev_t devt, const char *devnode)
@@ -116,8 +118,10 @@ int vwc_path_is_dev(const char *path, mode_t type, dev_t devt)
 	       st.st_rdev == devt;
 }
 
-int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
-		    char *comm, size_t clen, char *node, size_t nlen)
+/* vwc_find_opener(), the processes @skip says yes to left out */
+static int find_opener(const char *proc, mode_t type, dev_t devt,
+		       bool (*skip)(int pid, const void *arg), const void *arg,
+		       char *comm, size_t clen, char *node, size_t nlen)
 {
 	DIR *pd = opendir(proc);
 	struct dirent *pe;
@@ -131,7 +135,7 @@ int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
 		DIR *fds;
 		int pid = atoi(pe->d_name);
 
-		if (pid <= 0 || pid == skip)
+		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/fd", proc, pid);
 		fds = opendir(path);
@@ -144,6 +148,9 @@ int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
 			/* the device number, whatever node the fd came from */
 			if (!vwc_path_is_dev(fp, type, devt))
 				continue;
+			/* asked only of a process that has it open */
+			if (skip(pid, arg))
+				break;
 			found = pid;
 			n = readlink(fp, node, nlen - 1);
 			node[n > 0 ? n : 0] = '\0';
@@ -159,6 +166,18 @@ int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
 	if (pd)
 		closedir(pd);
 	return found;
+}
+
+static bool skip_pid(int pid, const void *arg)
+{
+	return pid == *(const int *)arg;
+}
+
+int vwc_find_opener(const char *proc, mode_t type, dev_t devt, int skip,
+		    char *comm, size_t clen, char *node, size_t nlen)
+{
+	return find_opener(proc, type, devt, skip_pid, &skip, comm, clen,
+			   node, nlen);
 }
 
 int vwc_loop_backed_by(const char *sysblock, mode_t type, dev_t devt,
@@ -479,6 +498,54 @@ static int ns_in_use(const char *ns, char *why, size_t len,
 	return 0;
 }
 
+/*
+ * A user that lets go by itself within moments: udev's workers (blkid on a
+ * new device), this tool's own runs from udev's rules (a sync opens the
+ * controller for its admin commands).
+ */
+static bool transient(const char *why)
+{
+	return strstr(why, "(udev-worker)") || strstr(why, "(systemd-udevd)") ||
+	       strstr(why, "(nvme-vwc-sync)");
+}
+
+/* this process, and the sidecar: its descriptor is no user (procid.h) */
+static bool skip_ours(int pid, const void *arg)
+{
+	const char *ctrl = arg;
+
+	if (pid == getpid())
+		return true;
+	if (!vwc_is_sidecar(pid))
+		return false;
+	vwc_info("%s: /dev/%s open by the sidecar (pid %d): not a user", ctrl,
+		 ctrl, pid);
+	return true;
+}
+
+/* the controller's character device, open by a process: 1 (@why), 0 not */
+static int ctrl_users(const char *ctrl, char *why, size_t len)
+{
+	char comm[64], node[300];
+	dev_t devt;
+	int pid;
+
+	if (!ctrl[0])
+		return 0;
+	devt = sys_devt("nvme", ctrl);
+	if (!devt) {
+		snprintf(why, len, "cannot read /sys/class/nvme/%s/dev", ctrl);
+		return 1;
+	}
+	pid = find_opener("/proc", S_IFCHR, devt, skip_ours, ctrl, comm,
+			  sizeof(comm), node, sizeof(node));
+	if (!pid)
+		return 0;
+	snprintf(why, len, "process %d (%s) holds %s, the controller's device (through %s)",
+		 pid, comm, ctrl, node);
+	return 1;
+}
+
 /* every namespace and partition of a controller: 1 in use (@why), 0 free */
 static int disks_in_use_once(char (*names)[VWC_NAME_LEN], int n, char *why,
 			      size_t len, struct vwc_holds *h)
@@ -500,8 +567,7 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 	h->nr_names = n;
 	for (t = 0; t < 5000; t += 200) {
 		r = disks_in_use_once(names, n, why, len, h);
-		if (!r || (!strstr(why, "(udev-worker)") &&
-			   !strstr(why, "(systemd-udevd)")))
+		if (!r || !transient(why))
 			return r;
 		vwc_holds_release(h);
 		usleep(200 * 1000);
@@ -532,22 +598,75 @@ static int names_users(char (*names)[VWC_NAME_LEN], int n, bool skip_lvm,
 static int holds_recheck_once(const struct vwc_holds *h, char *why,
 			      size_t len)
 {
-	return names_users(h->names, h->nr_names, false, why, len);
+	return ctrl_users(h->ctrl, why, len) ||
+	       names_users(h->names, h->nr_names, false, why, len);
+}
+
+/* holds_recheck_once() again while its user lets go by itself, up to @ms */
+static int recheck_wait(const struct vwc_holds *h, char *why, size_t len,
+			int ms, int step_ms)
+{
+	int t, r = 0;
+
+	for (t = 0; t < ms; t += step_ms) {
+		r = holds_recheck_once(h, why, len);
+		if (!r || !transient(why))
+			return r;
+		usleep(step_ms * 1000);
+	}
+	return r;
+}
+
+int vwc_ctrl_in_use(const char *ctrl, char *why, size_t len,
+		    struct vwc_holds *h)
+{
+	struct vwc_holds c = { .n = 0 };
+
+	snprintf(h->ctrl, sizeof(h->ctrl), "%s", ctrl);
+	h->ctrl_devt = ctrl[0] ? sys_devt("nvme", ctrl) : 0;
+	snprintf(c.ctrl, sizeof(c.ctrl), "%s", ctrl);
+	/* udev's workers, this tool's runs from udev: waited for, 5 s */
+	return recheck_wait(&c, why, len, 5000, 200);
+}
+
+static bool skip_but_sidecar(int pid, const void *arg)
+{
+	(void)arg;
+	return !vwc_is_sidecar(pid);
+}
+
+void vwc_holds_wait_sidecar(const struct vwc_holds *h, int ms)
+{
+	char comm[64], node[300], dev[VWC_NAME_LEN + 8];
+	int t = 0, pid = 0;
+
+	if (!h->ctrl_devt)
+		return;
+	/*
+	 * devtmpfs removes the node after the unbind: until then the sidecar
+	 * may open it again (a probe on the namespaces' removal) and keep the
+	 * old controller until its remove event.
+	 */
+	snprintf(dev, sizeof(dev), "/dev/%s", h->ctrl);
+	for (; t < ms && vwc_path_is_dev(dev, S_IFCHR, h->ctrl_devt); t += 20)
+		usleep(20 * 1000);
+	for (; t < ms; t += 20) {
+		pid = find_opener("/proc", S_IFCHR, h->ctrl_devt,
+				  skip_but_sidecar, NULL, comm, sizeof(comm),
+				  node, sizeof(node));
+		if (!pid)
+			return;
+		usleep(20 * 1000);
+	}
+	if (pid)
+		vwc_info("%s: the sidecar (pid %d) still holds the removed controller's device: it may come back under another name",
+			 h->ctrl, pid);
 }
 
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len)
 {
-	int t, r = 0;
-
 	/* a udev worker's look at a device ends by itself, as above */
-	for (t = 0; t < 2000; t += 100) {
-		r = holds_recheck_once(h, why, len);
-		if (!r || (!strstr(why, "(udev-worker)") &&
-			   !strstr(why, "(systemd-udevd)")))
-			return r;
-		usleep(100 * 1000);
-	}
-	return r;
+	return recheck_wait(h, why, len, 2000, 100);
 }
 
 int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
@@ -558,8 +677,7 @@ int vwc_disks_in_use_but_lvm(char (*names)[VWC_NAME_LEN], int n, char *why,
 	/* udev's workers, waited for as in vwc_disks_in_use() */
 	for (t = 0; t < 5000; t += 200) {
 		r = names_users(names, n, true, why, len);
-		if (!r || (!strstr(why, "(udev-worker)") &&
-			   !strstr(why, "(systemd-udevd)")))
+		if (!r || !transient(why))
 			return r;
 		usleep(200 * 1000);
 	}

@@ -131,6 +131,9 @@ int vwc_xen_exports(const char *backends, dev_t devt, char *vbd, size_t len);
  * @names:	the namespaces vwc_disks_in_use() found free (the caller's
  *		array), for vwc_holds_recheck()
  * @nr_names:	how many
+ * @ctrl:	the controller vwc_ctrl_in_use() found free ("" none), for
+ *		vwc_holds_recheck()
+ * @ctrl_devt:	its device number then (0 none)
  */
 struct vwc_holds {
 	int *fd;
@@ -138,6 +141,8 @@ struct vwc_holds {
 	int cap;
 	char (*names)[VWC_NAME_LEN];
 	int nr_names;
+	char ctrl[VWC_NAME_LEN];
+	dev_t ctrl_devt;
 };
 
 /**
@@ -165,6 +170,26 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
 		     size_t len, struct vwc_holds *h);
 
 /**
+ * vwc_ctrl_in_use() - is a controller's own device open by a process
+ * @ctrl:	"nvme0" ("" for none: free)
+ * @why:	on 1, "process 1234 (nvme) holds nvme0, the controller's device
+ *		(through /dev/nvme0)"
+ * @len:	size of @why
+ * @h:		remembers @ctrl for vwc_holds_recheck()
+ *
+ * A firmware download, a format or a sanitize in progress holds
+ * /dev/nvmeN (any node of its device number, compared as for the
+ * namespaces); an unbind would reset the controller under it. This
+ * process and the sidecar (vwc_is_sidecar(): its pid file checked against
+ * /proc/PID/exe) are not users. udev's workers and this tool's own runs
+ * from udev's rules are waited for, up to 5 s.
+ *
+ * Return: 1 in use (@why), 0 free.
+ */
+int vwc_ctrl_in_use(const char *ctrl, char *why, size_t len,
+		    struct vwc_holds *h);
+
+/**
  * vwc_holds_recheck() - has anything started using the devices of @h since
  *			 vwc_disks_in_use() found them free
  * @h:		handles from vwc_disks_in_use()
@@ -174,11 +199,26 @@ int vwc_disks_in_use(char (*names)[VWC_NAME_LEN], int n, char *why,
  * The exclusive handles keep mounts, swap, LVM and md out, but the kernel
  * has no way to refuse a plain open (dd, a backup tool, losetup, nvmet).
  * Called right before the unbind, this narrows that window to the unbind
- * itself: every check of vwc_disks_in_use() but the exclusive open again.
+ * itself: every check of vwc_ctrl_in_use() and vwc_disks_in_use() but the
+ * exclusive open again.
  *
  * Return: 1 in use (@why), 0 still free.
  */
 int vwc_holds_recheck(const struct vwc_holds *h, char *why, size_t len);
+
+/**
+ * vwc_holds_wait_sidecar() - after the unbind: wait for the sidecar to let
+ *			      go of the removed controller's device
+ * @h:		handles from vwc_ctrl_in_use()
+ * @ms:		at most this long
+ *
+ * The sidecar closes its descriptor at the kernel's remove event, and may
+ * open the node again (a probe on the namespaces' removal) until devtmpfs
+ * has removed it: both are waited for. A controller still referenced
+ * keeps its instance number, so that a bind before the sidecar let go
+ * would bring the controller back under another name (nvme2 for nvme0).
+ */
+void vwc_holds_wait_sidecar(const struct vwc_holds *h, int ms);
 
 /**
  * vwc_disks_in_use_but_lvm() - the same checks, LVM logical volumes aside

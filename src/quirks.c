@@ -20,6 +20,7 @@
 #include "lvm.h"
 #include "quirk-db.h"
 #include "quirks.h"
+#include "sigdefer.h"
 #include "topo.h"
 
 /* progress for the admin; --quiet (udev) keeps only errors, on stderr */
@@ -180,14 +181,14 @@ static void resync_later(const char *ctrl)
 }
 
 /* write cache policy again on the re-created namespaces (the caller's) */
-static void resync_pending(const struct vwc_quirks_opts *qo)
+static int resync_pending(const struct vwc_quirks_opts *qo)
 {
 	int n = nr_pending_resync;
 
 	nr_pending_resync = 0;
 	if (!n || qo->dry_run || !qo->resync)
-		return;
-	qo->resync(qo, pending_resync, n);
+		return 0;
+	return qo->resync(qo, pending_resync, n);
 }
 
 /*
@@ -221,10 +222,40 @@ static int free_from_lvm(struct vwc_nslist *l,
 	return 1;
 }
 
+/*
+ * The dynamic ID, the rebind, and what was deactivated for it (@lvs)
+ * activated again, also when it failed (@lvm_r: that activation's
+ * result). Return: 0 or -errno, the rebind's.
+ */
+static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
+			     int nr_ns, struct vwc_lvm_set *lvs,
+			     unsigned long val, int *lvm_r)
+{
+	int r = vwc_dynid_add(d, val);
+
+	if (r) {
+		vwc_holds_release(h);
+		*lvm_r = vwc_lvm_activate(lvs);
+		return r;
+	}
+	r = vwc_pcidev_rebind(d, h, nr_ns);
+	if (r) {
+		/* the controller back without the quirk rather than not at all */
+		vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
+				     d->subdevice, d->key);
+		if (!vwc_nvme_bind_retry(d->addr, d->label))
+			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
+				d->label);
+	}
+	/* what was deactivated for the rebind, on the re-created namespaces */
+	*lvm_r = vwc_lvm_activate(lvs);
+	return r;
+}
+
 /* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
 static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 {
-	char why[800], kq[512], before[512], after[512];
+	char why[800], kq[512], before[512], after[512], what[160];
 	struct vwc_holds h = { .n = 0 };
 	static struct vwc_lvm_set lvs;
 	unsigned long val = 0;
@@ -309,12 +340,18 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			d->label, why);
 		return r;
 	}
-	busy = vwc_pcidev_override(d, why, sizeof(why));
+	busy = vwc_pcidev_override(d, why, sizeof(why)) ||
+	       vwc_ctrl_in_use(d->ctrl, why, sizeof(why), &h);
+	/* from the first change (an LVM deactivation) to the last: no signal
+	 * may leave it half done (sigdefer.h) */
+	snprintf(what, sizeof(what), "the rebind of %s", d->label);
+	vwc_sig_hold(what);
 	if (!busy && vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
 		busy = free_from_lvm(&l, qo, &lvs, why, sizeof(why), &h);
 	}
 	if (busy) {
+		vwc_sig_release();
 		vwc_holds_release(&h);
 		vwc_err("%s: not rebinding to disable Write Zeroes: %s; nothing changed",
 			d->label, why);
@@ -324,28 +361,14 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	    d->vendor, d->device, d->subvendor, d->subdevice, val, d->addr,
 	    qo->dry_run ? " (dry run)" : "");
 	if (qo->dry_run) {
+		vwc_sig_release();
 		vwc_holds_release(&h);
 		return 0;
 	}
-	r = vwc_dynid_add(d, val);
-	if (r) {
-		vwc_holds_release(&h);
-		vwc_lvm_activate(&lvs);
+	r = rebind_with_dynid(d, &h, l.n, &lvs, val, &lvm_r);
+	vwc_sig_release();
+	if (r)
 		return r;
-	}
-	r = vwc_pcidev_rebind(d, &h, l.n);
-	if (r) {
-		/* the controller back without the quirk rather than not at all */
-		vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
-				     d->subdevice, d->key);
-		if (!vwc_nvme_bind_retry(d->addr, d->label))
-			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
-				d->label);
-		vwc_lvm_activate(&lvs);
-		return r;
-	}
-	/* what was deactivated for the rebind, on the re-created namespaces */
-	lvm_r = vwc_lvm_activate(&lvs);
 verify:
 	vwc_ctrl_namespaces(d->ctrl, &l);
 	vwc_wz_summary(&l, after, sizeof(after));
@@ -393,7 +416,8 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 	}
 	r = apply_dev(&d, qo);
 	vwc_qlock_release();
-	resync_pending(qo);
+	if (resync_pending(qo) && !r)
+		r = -EIO;
 	return r;
 }
 
@@ -485,6 +509,7 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	if (!dry_run && vwc_qlock_take())
 		return -ETIMEDOUT;
 	if (vwc_pcidev_override(d, why, sizeof(why)) ||
+	    vwc_ctrl_in_use(d->ctrl, why, sizeof(why), &h) ||
 	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
 		vwc_qlock_release();
@@ -717,7 +742,8 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 			any = true;
 	}
 	vwc_qlock_release();
-	resync_pending(qo);
+	if (resync_pending(qo) && !ret)
+		ret = -EIO;
 	if (!any)
 		return ret;
 	if (access("/sys/module/nvme/parameters/quirks", F_OK)) {

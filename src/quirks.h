@@ -37,7 +37,9 @@ struct vwc_config;
  *			again to re-created namespaces (may be NULL)
  * @resync:		called after the lock is released with the
  *			controllers whose namespaces were re-created, to
- *			apply the write-cache policy again (may be NULL)
+ *			apply the write-cache policy again (may be NULL);
+ *			returns 0, or non-zero when that failed (the
+ *			command then fails)
  */
 struct vwc_quirks_opts {
 	bool dry_run;
@@ -45,8 +47,8 @@ struct vwc_quirks_opts {
 	bool automatic;
 	bool deactivate_lvm;
 	const struct vwc_config *cfg;
-	void (*resync)(const struct vwc_quirks_opts *qo,
-		       char (*ctrls)[VWC_NAME_LEN], int n);
+	int (*resync)(const struct vwc_quirks_opts *qo,
+		      char (*ctrls)[VWC_NAME_LEN], int n);
 };
 
 /**
@@ -63,7 +65,8 @@ struct vwc_quirks_opts {
  * modprobe.d snippet where nvme is a module with a quirks parameter.
  * Each step is printed.
  *
- * Return: 0 or a negative errno (a controller refused or failed).
+ * Return: 0 or a negative errno (a controller refused or failed, or the
+ * write-cache policy applied again after a rebind failed).
  */
 int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo);
 
@@ -78,7 +81,8 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo);
  * controller; when no driver is registered yet, nothing (the controller's
  * own add event comes later).
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (also when the write-cache policy applied
+ * again after a rebind failed).
  */
 int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 			 const struct vwc_quirks_opts *qo);

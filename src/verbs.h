@@ -44,6 +44,8 @@
 	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough", \
 	  VWC_OPT_COUNT | VWC_OPT_FORMAT)				\
 	X("irq-stat", irq_stat, "Interrupts per NVMe queue and completions per interrupt", \
-	  VWC_OPT_INTERVAL | VWC_OPT_FORMAT)
+	  VWC_OPT_INTERVAL | VWC_OPT_FORMAT) \
+	X("rebind-guard", rebind_guard, "Bind again a controller whose rebind was cut short", \
+	  0)
 
 #endif

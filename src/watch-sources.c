@@ -280,7 +280,15 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 		kind = vwc_name_classify(sysname, name, sizeof(name));
 		aen = udev_device_get_property_value(dev, "NVME_AEN");
 		event = udev_device_get_property_value(dev, "NVME_EVENT");
-		if (kernel && strcmp(action, "change")) {
+		/*
+		 * The kernel's own events: changes, and a controller's
+		 * removal, at once: its descriptor is closed before udevd has
+		 * run its rules (or where no udevd runs), so that the removed
+		 * controller is not kept alive (its instance number held, a
+		 * rebind's controller given another name).
+		 */
+		if (kernel && strcmp(action, "change") &&
+		    !(!strcmp(action, "remove") && kind == VWC_KIND_CTRL)) {
 			udev_device_unref(dev);
 			continue;
 		}

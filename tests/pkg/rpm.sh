@@ -130,6 +130,7 @@ unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
 miss=()
 for f in /usr/sbin/nvme-vwc-sync "$udevdir/rules.d/71-nvme-vwc-sync.rules" \
 	"$udevdir/hwdb.d/61-nvme-vwc-sync.hwdb" "$unitdir/nvme-vwc-sync.service" \
+	"$unitdir/nvme-vwc-sync-rebind-guard.path" "$unitdir/nvme-vwc-sync-rebind-guard.service" \
 	/usr/lib/dracut/modules.d/98nvme-vwc-sync/module-setup.sh \
 	/usr/lib/dracut/modules.d/98nvme-vwc-sync/nvme-vwc-sync-quirks.sh \
 	/usr/lib/dracut/modules.d/98nvme-vwc-sync/nvme-vwc-sync-premount.sh \
@@ -138,7 +139,7 @@ for f in /usr/sbin/nvme-vwc-sync "$udevdir/rules.d/71-nvme-vwc-sync.rules" \
 	grep -qx "$f\(\.gz\|\.bz2\|\.xz\)\{0,1\}" <<<"$list" || miss+=("$f")
 done
 if [ "${#miss[@]}" -eq 0 ] && ! grep -q initramfs-tools <<<"$list" && ! grep -qx /usr/sbin/nvme <<<"$list"; then
-	ok "files: command, rules, hwdb, unit, dracut module, man pages, completion ($(wc -l <<<"$list") entries); no initramfs-tools, no nvme"
+	ok "files: command, rules, hwdb, units, dracut module, man pages, completion ($(wc -l <<<"$list") entries); no initramfs-tools, no nvme"
 else
 	bad "files" "missing: ${miss[*]:-none}; $(grep -e initramfs-tools -e '^/usr/sbin/nvme$' <<<"$list" | head -n 2 | tr '\n' ' ')"
 fi
@@ -151,6 +152,7 @@ section() {
 }
 sc_ok=1 why=''
 for pair in "postinstall:systemctl --no-reload preset nvme-vwc-sync.service" \
+	"postinstall:nvme-vwc-sync-rebind-guard.path" "preuninstall:nvme-vwc-sync-rebind-guard.path" \
 	"postinstall:systemd-hwdb update" "postinstall:udevadm control --reload" \
 	"postinstall:udevadm trigger --subsystem-match=nvme" \
 	"preuninstall:systemctl --no-reload disable --now nvme-vwc-sync.service" \

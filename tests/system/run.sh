@@ -198,6 +198,9 @@ run_suite() {
 	mkdir -p "$work/vwc/bin"
 	gcc -O2 -Wall -static -o "$work/vwc/bin/wc-sampler" tests/vm/tools/wc-sampler.c ||
 		broken "$name" "wc-sampler did not build"
+	# kill-when-gone (static): a SIGKILL inside a rebind's unbind write
+	gcc -O2 -Wall -static -o "$work/vwc/bin/kill-when-gone" tests/vm/tools/kill-when-gone.c ||
+		broken "$name" "kill-when-gone did not build"
 	chmod 755 "$work/vwc/test.sh"
 	echo "${variant:-full}" >"$work/vwc/mode"
 	echo "$layout" >"$work/vwc/layout"

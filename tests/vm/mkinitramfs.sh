@@ -168,8 +168,8 @@ build_base() {
 		[ -e "$root/$f" ] || ln -s /usr/bin/busybox "$root/$f"
 	done
 
-	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks; lvm (LVM cases); flock(1) (the lock case: the man page's pattern); sfdisk (GPT).
-	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv /usr/bin/flock /usr/sbin/blkdiscard /usr/bin/kmod /usr/sbin/lvm /usr/sbin/sfdisk)
+	# coreutils dd and date: busybox has no oflag=dsync, no date +%N; jq for JSON checks; lvm (LVM cases); flock(1) (the lock case: the man page's pattern); sfdisk (GPT); strace (signals and delays injected at one syscall).
+	local bins=(/usr/sbin/nvme /usr/bin/fio /usr/bin/udevadm /usr/bin/systemd-hwdb /usr/bin/dd /usr/bin/date /usr/bin/jq /usr/bin/setpriv /usr/bin/flock /usr/sbin/blkdiscard /usr/bin/kmod /usr/sbin/lvm /usr/sbin/sfdisk /usr/bin/strace)
 	for f in "${bins[@]}"; do
 		rm -f "$root$f"
 		add_file "$root" "$f"
@@ -210,7 +210,7 @@ build_base() {
 
 base_key() {
 	{
-		dpkg-query -W busybox-static nvme-cli fio udev libc6 libnvme1 lvm2 fdisk 2>/dev/null
+		dpkg-query -W busybox-static nvme-cli fio udev libc6 libnvme1 lvm2 fdisk strace 2>/dev/null
 		sha256sum "${BASH_SOURCE[0]}"
 	} | sha256sum | cut -c1-16
 }

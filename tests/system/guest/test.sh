@@ -614,6 +614,40 @@ check_eq "dynamic ID: Write Zeroes off on VWC0 ($n0), on on VWC1 ($n1)" "$(wz "$
 dynid=$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null | sed -n 1p)
 check_eq "dynamic ID: recorded under /run" "$dynid" "1b36 0010 1af4 1100 0 0 200"
 check_eq "dynamic ID: VWC1 not rebound (same controller, same PCI function)" "$c1 $(addr_of "$c1")" "$c1 $a1"
+
+# --- a rebind cut short by SIGKILL: the path unit binds it again ---------------
+# The sidecar stopped, so that the binder can only be the path unit's
+# service. restore on VWC0 (it removes the dynamic ID, then rebinds),
+# SIGKILLed as soon as the PCI core removed the function's driver link,
+# which it does at the start of the unbind: the process dies inside its
+# unbind write. The record it wrote before (/run/nvme-vwc-sync/unbound)
+# starts nvme-vwc-sync-rebind-guard.service, which binds VWC0 again.
+# quirks then puts the dynamic ID back for the upgrade below.
+check_eq "path unit: nvme-vwc-sync-rebind-guard.path enabled and waiting" \
+	"$(systemctl is-enabled nvme-vwc-sync-rebind-guard.path) $(systemctl is-active nvme-vwc-sync-rebind-guard.path)" "enabled active"
+systemctl stop nvme-vwc-sync.service
+a0=$(addr_of "$c0")
+nvme-vwc-sync restore "/dev/$n0" >"$OUT/restore-killed.log" 2>&1 &
+rp=$!
+/vwc/bin/kill-when-gone "/sys/bus/pci/devices/$a0/driver" "$rp" >"$OUT/kill-when-gone.log" 2>&1
+wait "$rp"
+rc=$?
+info "restore killed: exit $rc, $(cat "$OUT/kill-when-gone.log"), record: $(cat "/run/nvme-vwc-sync/unbound/$a0" 2>/dev/null | tr '\n' ' ')"
+check_eq "SIGKILL in the rebind: restore killed (exit 137)" "$rc" 137
+vwc0_back() { c=$(ctrl VWC0) && n=$(ns VWC0) && [ -e "/sys/block/$n/queue/write_zeroes_max_bytes" ]; }
+wait_for "SIGKILL in the rebind: VWC0 bound again within 15 s (the path unit's service)" 15 vwc0_back
+c0=$(ctrl VWC0) n0=$(ns VWC0)
+journalctl -b -u nvme-vwc-sync-rebind-guard.service --no-pager -o cat >"$OUT/rebind-guard.log" 2>&1
+grep -q "$a0: bound again to nvme" "$OUT/rebind-guard.log" && pass "SIGKILL in the rebind: rebind-guard.service bound it (journal)" ||
+	fail "SIGKILL in the rebind: rebind-guard.service bound it" "$(tail -n 5 "$OUT/rebind-guard.log" | tr '\n' '|')"
+check_eq "SIGKILL in the rebind: no record left" "$(ls /run/nvme-vwc-sync/unbound 2>/dev/null | wc -l)" 0
+check_eq "SIGKILL in the rebind: rebind-guard.service ended well" "$(systemctl show -P Result nvme-vwc-sync-rebind-guard.service)" success
+systemctl start nvme-vwc-sync.service
+NVME_VWC_SYNC_MODULES_DIR=$t7 nvme-vwc-sync quirks "/dev/$c0" >"$OUT/quirks-again.log" 2>&1
+wait_for - 20 ns VWC0
+c0=$(ctrl VWC0) n0=$(ns VWC0)
+wait_for "after the killed rebind: quirks again, VWC0 ($n0) write through again" 20 is_wt "$n0"
+check_eq "after the killed rebind: Write Zeroes off on VWC0 again" "$(wz "$n0")" 0
 before=$(records)
 info "records before the upgrade: $(echo "$before" | tr '\n' ' ')"
 # bound: every NVMe controller, its PCI function and the driver's link

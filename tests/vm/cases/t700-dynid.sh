@@ -32,6 +32,7 @@
 # is /usr/lib/vwc-test/t700-modules/<release> from tests/vm/kernels.sh,
 # depmod's files for an nvme.ko with QEMU's alias taken out.
 . /vwc/guest/lib.sh
+. /vwc/guest/t700-lib.sh
 
 tool=nvme-vwc-sync
 lst=$(ctrl_by_serial VWC0)
@@ -52,9 +53,7 @@ wz0=$(wz "$ns")
 	fail "image: /lib" "$(ls -ld /lib; ls /lib/udev/rules.d 2>&1 | head -n 3)"
 [ "$wz0" != 0 ] && pass "before: Write Zeroes enabled on the listed drive ($wz0)" || fail "before: Write Zeroes enabled" "$wz0"
 
-mkdir -p /etc/udev/hwdb.d
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
-check_cmd "systemd-hwdb update" systemd-hwdb update
+check_cmd "systemd-hwdb update" t700_hwdb
 
 # Write Zeroes commands reach the drive? Count them at the tracepoint.
 T=/sys/kernel/tracing
@@ -100,16 +99,7 @@ if [ ! -e "/sys/class/nvme/$lst/quirks" ]; then
 	grep -q "does not show a controller's quirks" /tmp/q.out && pass "refusal says the table cannot be known" || fail "refusal message" "$(cat /tmp/q.out)"
 	# mkmods DIR PATTERN...: a module directory whose index (depmod's,
 	# read through libkmod) gives the built-in nvme these aliases
-	mkmods() {
-		_m=$1/lib/modules/1.0
-		shift
-		mkdir -p "$_m"
-		: >"$_m/modules.order"
-		echo kernel/drivers/nvme/host/nvme.ko >"$_m/modules.builtin"
-		for _p; do printf 'nvme.alias=%s\0' "$_p"; done >"$_m/modules.builtin.modinfo"
-		ln -sf /usr/bin/kmod /tmp/depmod
-		/tmp/depmod -b "${_m%/lib/modules/1.0}" 1.0
-	}
+	mkmods() { t700_mkmods "$@"; }
 	if [ -n "$generic" ]; then
 		# the kernel's own directory (no override), and kernels.sh's
 		# depmod files for an nvme.ko without QEMU's alias
