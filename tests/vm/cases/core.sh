@@ -66,8 +66,19 @@ case $out in *'"action": "unchanged"'*) pass "second sync: unchanged" ;; *) fail
 printf 'ENV{NVME_VWC_SYNC}="0"\n' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
 set_wc "$nsoff" "write back"
 start_udev
+udev_marker_start
+m0=$(udev_marks add "$off")
 udevadm trigger --action=add "/sys/class/nvme/$off" && udevadm settle --timeout=10
+fact check_eq "udev opt-out: udevd ran the rules for the add event (marker rule)" "$(($(udev_marks add "$off") - m0))" 1
 check_eq "udev opt-out (ENV{NVME_VWC_SYNC}=0) honoured" "$(wc "$nsoff")" "write back"
+# the positive case: the same event without the opt-out is acted on
+rm /etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+udevadm trigger --action=add "/sys/class/nvme/$off" && udevadm settle --timeout=10
+check_eq "udev without the opt-out: the same add event puts it in write through" "$(wc "$nsoff")" "write through"
+printf 'ENV{NVME_VWC_SYNC}="0"\n' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+set_wc "$nsoff" "write back"
 
 # every name an admin types for the same thing; reset to write back first
 for dev in "/dev/$off" "$off" "/dev/$nsoff" "$nsoff" "/dev/ng${nsoff#nvme}" \

@@ -5,6 +5,7 @@
 # A namespace shared by two controllers (NVMe multipath) goes write
 # through only if every controller reaching it reports no enabled cache.
 . /vwc/guest/lib.sh
+plan 15
 
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 info "controllers: $ctrls"
