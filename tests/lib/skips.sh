@@ -15,9 +15,10 @@
 SKIPS_ALLOW=${VWC_SKIPS_ALLOW:-$(dirname "${BASH_SOURCE[0]}")/../skips.allow}
 
 # skips_lines FILE: the skip lines of a suite's output: "[k] case: SKIP",
-# "system: SKIP", "NAME: SKIP" and TAP "ok ... # SKIP"
+# "system: SKIP", "NAME: SKIP", TAP "ok ... # SKIP" and meson's
+# " 3/27 project / name   SKIP"
 skips_lines() {
-	grep -aE '^\[[^]]*\] [^:]*: SKIP |^[a-z0-9-]+: SKIP |^ok .*# SKIP' "$1" 2>/dev/null || true
+	grep -aE '^\[[^]]*\] [^:]*: SKIP |^[a-z0-9-]+: SKIP |^ok .*# SKIP|^ *[0-9]+/[0-9]+ .* SKIP ' "$1" 2>/dev/null || true
 }
 
 # skips_allowed LINE: LINE matches a pattern of the allow-list; prints the

@@ -16,7 +16,7 @@
 plan 26
 
 off=$(ctrl_by_serial VWC0); on=$(ctrl_by_serial VWC1); intel=$(ctrl_by_serial VWC2)
-check_eq "before udev: WCE-off drive in write back (the kernel's choice)" "$(wc "$(ns_of "$off")")" "write back"
+fact check_eq "before udev: WCE-off drive in write back (the kernel's choice)" "$(wc "$(ns_of "$off")")" "write back"
 check_cmd "rules installed" test -f /lib/udev/rules.d/71-nvme-vwc-sync.rules
 t0=$(/usr/bin/date +%s%N)
 start_udev
@@ -25,7 +25,7 @@ info "coldplug trigger + settle took $((($(/usr/bin/date +%s%N) - t0) / 1000000)
 check_eq "coldplug: WCE-off drive write through" "$(wc "$(ns_of "$off")")" "write through"
 check_eq "coldplug: WCE-on drive write back" "$(wc "$(ns_of "$on")")" "write back"
 check_eq "coldplug: WCE-off drive behind the Intel ID write through" "$(wc "$(ns_of "$intel")")" "write through"
-check_eq "Intel ID seen" "$(cat /sys/class/nvme/$intel/device/vendor):$(cat /sys/class/nvme/$intel/device/device)" "0x8086:0x5845"
+fact check_eq "Intel ID seen" "$(cat /sys/class/nvme/$intel/device/vendor):$(cat /sys/class/nvme/$intel/device/device)" "0x8086:0x5845"
 
 # the sidecar runs through the hot add and remove below
 sidecar_start /tmp/watch.log -v -v
@@ -35,7 +35,7 @@ sleep 1
 host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
 sleep 1
 host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0,write-cache=off"
-wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
+fact wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
 hp=$(ctrl_by_serial VWCHP)
 wait_for - 20 ns_of "$hp"
 hpns=$(ns_of "$hp")
