@@ -32,10 +32,10 @@
 # is /usr/lib/vwc-test/t700-modules/<release> from tests/vm/kernels.sh,
 # depmod's files for an nvme.ko with QEMU's alias taken out.
 . /vwc/guest/lib.sh
-# the plan: 49 checks on every kernel, and those of each branch a kernel
+# the plan: 50 checks on every kernel, and those of each branch a kernel
 # fact decides (quirks attribute, nvme a module, the tracepoint, the
 # stand-in module directory, the init-premount script), in the branch
-plan 49
+plan 50
 
 tool=nvme-vwc-sync
 lst=$(ctrl_by_serial VWC0)
@@ -415,7 +415,10 @@ if [ -n "$MODS" ]; then
 	echo "ENV{NVME_VWC_SYNC_MODULES_DIR}=\"$MODS\"" >/etc/udev/rules.d/00-t700-modules-dir.rules
 fi
 s2=$(seq "$ns")
+udev_marker_start
 start_udev
+# (not passed by rules that never ran: the test's marker rule ran for it)
+fact check_eq "coldplug: udevd ran the rules for $lst's add event" "$(udev_marks add "$lst")" 1
 check_eq "coldplug: restored controller left alone until the next boot" "$(wz "$ns") $(seq "$ns")" "$wz0 $s2"
 check_eq "coldplug: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 
@@ -440,7 +443,7 @@ check_eq "restore --all: exit 0" "$rc" 0
 hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
 check_eq "restore --all: hot-added drive has Write Zeroes back" "$(wz "$hpns")" "$wz0"
 if [ -n "$nvmemod" ]; then
-	plan 6
+	plan 7
 	# The hot-added drive is a twin (same IDs): the admin unbinds it (for vfio,
 	# SPDK). new_id for the listed one must not bind it, nor a replayed add.
 	hpaddr=$(basename "$(readlink -f /sys/class/nvme/$hp/device)")
@@ -450,8 +453,10 @@ if [ -n "$nvmemod" ]; then
 	check_eq "twin left unbound: quirks on the listed drive exit 0, Write Zeroes off" "$rc $(wz "$ns")" "0 0"
 	check_cmd "twin left unbound: new_id did not bind it" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
 	check_eq "twin: its driver_override is clear again" "$(cat /sys/bus/pci/devices/$hpaddr/driver_override)" "(null)"
+	m0=$(udev_marks add "$hpaddr")
 	udevadm trigger --action=add "/sys/bus/pci/devices/$hpaddr"
 	udevadm settle --timeout=60
+	fact check_eq "twin: udevd ran the rules for the replayed add" "$(($(udev_marks add "$hpaddr") - m0))" 1
 	check_cmd "twin: udevadm trigger --action=add leaves it unbound" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
 	$tool restore "$lst" >/tmp/r.out 2>&1
 	echo "$hpaddr" >/sys/bus/pci/drivers/nvme/bind

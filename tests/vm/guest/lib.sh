@@ -180,16 +180,19 @@ sidecar_stop() {
 # finds the drive unchanged proves nothing without it):
 #   udev_marker_start   a rule of the test's own, read after the project's,
 #                       that appends "ACTION KERNEL" to /tmp/udev-marker for
-#                       every nvme and block event udevd runs the rules for
+#                       every nvme, block and PCI event udevd runs the
+#                       rules for (before start_udev, or with udevd running)
 #   udev_marks ACTION KERNEL   how many such lines there are
 #   udev_queues ACTION SYSPATH TEXT   udevadm test says the rules queue a
 #                       RUN program holding TEXT for ACTION on SYSPATH
 udev_marker_start() {
 	mkdir -p /run/udev/rules.d
-	echo 'SUBSYSTEM=="nvme|block", KERNEL=="nvme*", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/tmp/udev-marker'\''"' \
-		>/run/udev/rules.d/99-vwc-test-marker.rules
+	{
+		echo 'SUBSYSTEM=="nvme|block", KERNEL=="nvme*", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/tmp/udev-marker'\''"'
+		echo 'SUBSYSTEM=="pci", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/tmp/udev-marker'\''"'
+	} >/run/udev/rules.d/99-vwc-test-marker.rules
 	: >>/tmp/udev-marker
-	udevadm control --reload
+	udevadm control --reload 2>/dev/null || true
 }
 udev_marks() { grep -c "^$1 $2\$" /tmp/udev-marker; }
 udev_queues() { udevadm test --action="$1" "$2" 2>&1 | grep -F "$3" | grep -qv 'Reading\|Parsing'; }
