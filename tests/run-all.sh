@@ -396,7 +396,7 @@ for f in "$BUILD"/unit-tests.out "$BUILD"/vm-suite.out "${SUITES[@]/#/$BUILD/}";
 	grep -E '^(not ok|\[[^]]*\] [^:]*: FAIL|[a-z0-9-]+: FAIL)|^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT) ' "$f" |
 		sed "s|^|  $(basename "$f" .out): |" >>"$fails" || true
 done
-for b in "${broken_steps[@]}"; do echo "  run-all: $b"; done >>"$fails"
+for b in "${broken_steps[@]}" "${SKIPS_FAILS[@]}"; do echo "  run-all: $b"; done >>"$fails"
 if [ -s "$fails" ] || [ "$failed" -ne 0 ]; then
 	echo
 	echo "failures ($fails):"

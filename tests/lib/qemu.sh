@@ -198,10 +198,13 @@ vq_results() {
 
 # vq_figures NAMES LABEL: print "LABEL product checks N (N distinct),
 # harness facts N (N distinct)" from a NAMES file of vq_results (each line
-# "product|fact NAME"; a name seen again, a loop's round or the same check
-# on another kernel, counts once in the distinct figures)
+# "product|fact NAME"). In the distinct figures a name seen again counts
+# once (the same check on another kernel, a loop's rounds), names compared
+# with their numbers taken out (a device's or a round's number, a pid, a
+# measured figure: "nvme0n1 write through" and "nvme1n1 write through" are
+# one check).
 vq_figures() {
 	awk -v l="$2" '
-		{ k = $1; sub(/^[a-z]+ /, ""); n[k]++; if (!((k SUBSEP $0) in seen)) { seen[k, $0] = 1; d[k]++ } }
+		{ k = $1; sub(/^[a-z]+ /, ""); gsub(/[0-9]+/, "#"); n[k]++; if (!((k SUBSEP $0) in seen)) { seen[k, $0] = 1; d[k]++ } }
 		END { printf "%s product checks %d (%d distinct), harness facts %d (%d distinct)\n", l, n["product"], d["product"], n["fact"], d["fact"] }' "$1"
 }

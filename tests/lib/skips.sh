@@ -48,7 +48,9 @@ skips_allowed() {
 # SUITE counted in its output FILE. Prints "run-all: FAIL SUITE: ..." for
 # each skip the allow-list does not name, "run-all: allowed skip ..." for
 # the others, and sets SKIPS_BAD to the skips that count as failures
-# (never more than SKIPPED). Outside CI, SKIPS_BAD=0 and nothing is printed.
+# (never more than SKIPPED); each FAIL line is also added to the array
+# SKIPS_FAILS. Outside CI, SKIPS_BAD=0 and nothing is printed.
+SKIPS_FAILS=()
 skips_judge() {
 	local suite=$1 file=$2 n=$3 line why rc found=0 bad=0
 	SKIPS_BAD=0
@@ -61,12 +63,14 @@ skips_judge() {
 		if [ "$rc" = 0 ]; then
 			echo "run-all: allowed skip ($why): $suite: $line"
 		else
-			echo "run-all: FAIL $suite: a skip under CI that tests/skips.allow does not name: $line${why:+ ($why)}"
+			SKIPS_FAILS+=("$suite: a skip under CI that tests/skips.allow does not name: $line${why:+ ($why)}")
+			echo "run-all: FAIL ${SKIPS_FAILS[-1]}"
 			bad=$((bad + 1))
 		fi
 	done < <(skips_lines "$file")
 	if [ "$found" -lt "$n" ]; then
-		echo "run-all: FAIL $suite: $n skipped, only $found of them named by a skip line"
+		SKIPS_FAILS+=("$suite: $n skipped, only $found of them named by a skip line")
+		echo "run-all: FAIL ${SKIPS_FAILS[-1]}"
 		bad=$((bad + n - found))
 	fi
 	[ "$bad" -le "$n" ] || bad=$n

@@ -52,11 +52,11 @@ results
 t "no DONE: the plan is not judged (the caller fails the run)" [ "$VQ_FAILED/$VQ_DONE" = 0/0 ]
 
 : >"$T/names"
-guest 'plan 5; fact pass k; fact check_eq q 1 1; pass p; pass p; check_eq r 1 1; finish'
+guest 'plan 6; fact pass k; fact check_eq q 1 1; pass p; pass p; check_eq "nvme0n1 r" 1 1; check_eq "nvme1n1 r" 1 1; finish'
 results
-t "facts apart: 2 of 5 passes" [ "$VQ_FACTS/$VQ_PASSED" = 2/5 ]
+t "facts apart: 2 of 6 passes" [ "$VQ_FACTS/$VQ_PASSED" = 2/6 ]
 t "a failed fact is a failure" bash -c "sh -c \". '$D/lib/guest.sh'; fact check_eq k 1 2\" | grep -q '^VWC-TEST: FAIL \[fact\] k:'"
-t "figures: raw and distinct" [ "$(vq_figures "$T/names" x:)" = "x: product checks 3 (2 distinct), harness facts 2 (2 distinct)" ]
+t "figures: raw and distinct (a repeated name, a number in it)" [ "$(vq_figures "$T/names" x:)" = "x: product checks 4 (2 distinct), harness facts 2 (2 distinct)" ]
 guest 'facts_case; plan 2; pass a; fact pass b; finish'
 t "facts_case marks every check" [ "$(grep -c 'PASS \[fact\]' "$T/log")" = 2 ]
 
