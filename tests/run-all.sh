@@ -7,14 +7,23 @@
 #                               the build is made either way)
 #   run-all.sh --list           the suites, one a line
 #
-# The last lines are each suite's time and the total:
-# "N passed, N failed" (", N skipped" if any).
+# The last lines are each suite's time, the figures of what passed
+# ("checks: product N (N distinct), harness facts N (N distinct)": a
+# suite that prints "NAME: product checks N (N distinct), harness facts N
+# (N distinct)" says which of its passes are the product's and which are
+# facts of the kernel, QEMU or the fixtures, and how many differ by name;
+# the passes of any other suite count as product checks, each distinct)
+# and the total: "N passed, N failed" (", N skipped" if any).
+# Under CI=true (.ci/run sets it) a skip is a failure unless
+# tests/skips.allow names it with its reason (tests/lib/skips.sh).
 # Environment: VWC_MESON_OPTS (extra meson setup options, words),
 # VWC_TIME_BUDGET (minutes, default 85: CI stops a run at 90), and what
 # tests/vm/run-suite.sh reads (VWC_KERNELS, VWC_CASES, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
+# shellcheck source=lib/skips.sh
+. tests/lib/skips.sh
 
 # Every suite, in the order they run.
 SUITES=(unit model vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind coverage)
@@ -46,6 +55,8 @@ MESON_OPTS+=(${VWC_MESON_OPTS:-})
 BUILD=$REPO/build
 DESTDIR_OUT=$BUILD/destdir
 passed=0 failed=0 skipped=0
+# the figures: product checks and harness facts, raw and distinct
+fig_p=0 fig_pd=0 fig_f=0 fig_fd=0
 times=()
 mkdir -p "$BUILD"
 run_stamp=$BUILD/.run-start
@@ -104,6 +115,9 @@ unit_tests() {
 	passed=$((passed + ${ok:-0} + ${xf:-0}))
 	failed=$((failed + ${fl:-0} + ${up:-0} + ${to:-0}))
 	skipped=$((skipped + ${sk:-0}))
+	figures unit "$out" $((${ok:-0} + ${xf:-0}))
+	skips_judge unit "$out" "${sk:-0}"
+	failed=$((failed + SKIPS_BAD)) skipped=$((skipped - SKIPS_BAD))
 	if [ "$rc" -ne 0 ] && [ -z "$fl$up$to" ]; then broken "meson test (exit $rc, no summary)"; fi
 	echo "unit: ${ok:-0} ok, $((${fl:-0} + ${up:-0} + ${to:-0})) failed, ${sk:-0} skipped"
 }
@@ -138,6 +152,9 @@ vm_suite() {
 	if [ -n "$summary" ]; then
 		read -r vp vf vs < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$summary")
 		passed=$((passed + vp)) failed=$((failed + vf)) skipped=$((skipped + vs))
+		figures vm "$vm_out" "$vp"
+		skips_judge vm "$vm_out" "$vs"
+		failed=$((failed + SKIPS_BAD)) skipped=$((skipped - SKIPS_BAD))
 		if [ "$rc" -ne 0 ] && [ "$vf" -eq 0 ]; then broken "VM suite (exit $rc)"; fi
 	else
 		broken "VM suite (exit $rc, no summary)"
@@ -166,7 +183,25 @@ count() {
 	fi
 	read -r sp sf ss < <(sed -E "s/^$name: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/" <<<"$summary")
 	passed=$((passed + sp)) failed=$((failed + sf)) skipped=$((skipped + ${ss:-0}))
+	figures "$name" "$out" "$sp"
+	skips_judge "$name" "$out" "${ss:-0}"
+	failed=$((failed + SKIPS_BAD)) skipped=$((skipped - SKIPS_BAD))
 	if [ "$rc" -ne 0 ] && [ "$sf" -eq 0 ]; then broken "$name (exit $rc)"; fi
+}
+
+# figures NAME FILE PASSED: add suite NAME's figures line of FILE
+# ("NAME: product checks N (N distinct), harness facts N (N distinct)")
+# to the closing figures; without one, its PASSED passes are product
+# checks, each distinct
+figures() {
+	local l p pd f fd
+	l=$(grep -aE "^$1: product checks [0-9]+ \([0-9]+ distinct\), harness facts [0-9]+ \([0-9]+ distinct\)" "$2" 2>/dev/null | tail -n 1 || true)
+	if [ -n "$l" ]; then
+		read -r p pd f fd < <(sed -E 's/.*product checks ([0-9]+) \(([0-9]+) distinct\), harness facts ([0-9]+) \(([0-9]+) distinct\).*/\1 \2 \3 \4/' <<<"$l")
+	else
+		p=$3 pd=$3 f=0 fd=0
+	fi
+	fig_p=$((fig_p + p)) fig_pd=$((fig_pd + pd)) fig_f=$((fig_f + f)) fig_fd=$((fig_fd + fd))
 }
 
 # run NAME MINUTES TITLE CMD...: run suite NAME (if wanted) when it may still
@@ -363,7 +398,7 @@ for f in "$BUILD"/unit-tests.out "$BUILD"/vm-suite.out "${SUITES[@]/#/$BUILD/}";
 	grep -E '^(not ok|\[[^]]*\] [^:]*: FAIL|[a-z0-9-]+: FAIL)|^ *[0-9]+/[0-9]+ .* (FAIL|TIMEOUT) ' "$f" |
 		sed "s|^|  $(basename "$f" .out): |" >>"$fails" || true
 done
-for b in "${broken_steps[@]}"; do echo "  run-all: $b"; done >>"$fails"
+for b in "${broken_steps[@]}" "${SKIPS_FAILS[@]}"; do echo "  run-all: $b"; done >>"$fails"
 if [ -s "$fails" ] || [ "$failed" -ne 0 ]; then
 	echo
 	echo "failures ($fails):"
@@ -372,6 +407,7 @@ if [ -s "$fails" ] || [ "$failed" -ne 0 ]; then
 fi
 echo
 echo "time: ${SECONDS} s in all; $(IFS=';'; echo "${times[*]}" | sed 's/;/, /g')"
+echo "checks: product $fig_p ($fig_pd distinct), harness facts $fig_f ($fig_fd distinct); passed $passed in all"
 total="$passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || total="$total, $skipped skipped"
 echo "$total"

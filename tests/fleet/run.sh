@@ -25,13 +25,16 @@ for l in "$@"; do [ -f "$l" ] && logs+=("$l"); done
 
 n=0 passed=0 failed=0 skipped=0
 # part NAME CMD...: re-emit CMD's TAP results under NAME, numbered here; a
-# non-zero exit without a "not ok" line counts as one failure
+# non-zero exit without a "not ok" line counts as one failure, and so do
+# results that differ in number from CMD's plan ("1..N"), or no plan
 part() {
-	local name=$1 line out rc=0 bad=0 desc
+	local name=$1 line out rc=0 bad=0 desc ran=0 planned=''
 	shift
 	out=$("$@" 2>&1) || rc=$?
 	while IFS= read -r line; do
 		case $line in
+		1..[0-9]*) planned=${line#1..} ;;
+		'ok '* | 'not ok '*) ran=$((ran + 1)) ;;&
 		'not ok '*)
 			desc=${line#not ok }; desc=${desc#* - }
 			n=$((n + 1)) failed=$((failed + 1)) bad=1
@@ -46,6 +49,10 @@ part() {
 		'#'*) echo "$line" ;;
 		esac
 	done <<<"$out"
+	if [ -z "$planned" ] || [ "$planned" != "$ran" ]; then
+		n=$((n + 1)) failed=$((failed + 1)) bad=1
+		echo "not ok $n - $name: plan ${planned:-missing}, $ran results"
+	fi
 	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
 		n=$((n + 1)) failed=$((failed + 1))
 		echo "not ok $n - $name: exit $rc"

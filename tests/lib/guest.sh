@@ -7,7 +7,8 @@
 # the test disk, through tests/system/guest/test.sh). POSIX sh: busybox's
 # ash and bash both run it. The host side reads the lines with
 # tests/lib/qemu.sh:
-#   VWC-TEST: PASS <name>
+#   VWC-TEST: PLAN <n>             (plan: the checks this run will print)
+#   VWC-TEST: PASS <name>          (PASS [fact] <name>: a harness fact)
 #   VWC-TEST: FAIL <name>: <detail>
 #   VWC-TEST: SKIP <name>: <why>
 #   VWC-INFO: <free text>          (facts, printed by the host)
@@ -17,15 +18,57 @@
 # VWC_TEST_PREFIX, if set, goes before every name (the system guest puts
 # its suite there); VWC_HOST_PAUSE seconds are slept after each host line
 # (default 0).
+#
+# The plan. Every case declares how many checks it prints (each PASS, FAIL
+# or SKIP line is one check) with "plan N" before its first check; the
+# host sums a run's PLAN lines and counts a run whose checks differ from
+# its plan as one failure ("plan: N planned, M ran"), so that a check that
+# never ran (behind an && that stopped, in a loop that was empty, after an
+# early exit) is seen; a run that declares no plan fails the same way.
+# Where the number depends on the kernel or the machine, the plan is
+# computed at run time from that fact, never from the checks that ran:
+#   plan 12
+#   if kernel_ge 6 8; then plan 3; <three checks>; fi
+#   plan $((2 * n))      # n from the case's own "# vm:" machine
+# A loop whose rounds print nothing (wait_for -, silent polls) gets a check
+# of its own that it ran as often as it should (check_eq on a count).
+#
+# Facts. A check of the kernel, QEMU, the fixtures or the harness rather
+# than of the product runs as "fact CHECK ARGS...": its line carries
+# "[fact] " before the name, and the summaries count it apart from the
+# product's checks (facts_case: every check of the case). A failed fact is
+# still a failure.
+#   fact check_eq "QEMU reports WCE=0 on nv0" "$(get_wce nvme0)" 0
+#
+# Liveness. A check that reads a process's CPU time, descriptors or idle
+# behaviour first proves the process is alive and the same one
+# (check_alive, with the start time proc_start gave after it started): a
+# dead process has no CPU time and no descriptors, and idles perfectly.
 
 VWC_FAILED=0
 
-pass() { echo "VWC-TEST: PASS ${VWC_TEST_PREFIX:-}$1"; }
+_vwc_kind=''
+plan() { echo "VWC-TEST: PLAN $1"; }
+pass() { echo "VWC-TEST: PASS ${_vwc_kind}${VWC_TEST_PREFIX:-}$1"; }
 fail() {
-	echo "VWC-TEST: FAIL ${VWC_TEST_PREFIX:-}$1: ${2:-}"
+	echo "VWC-TEST: FAIL ${_vwc_kind}${VWC_TEST_PREFIX:-}$1: ${2:-}"
 	VWC_FAILED=$((VWC_FAILED + 1))
 }
-skip() { echo "VWC-TEST: SKIP ${VWC_TEST_PREFIX:-}$1: $2"; }
+skip() { echo "VWC-TEST: SKIP ${_vwc_kind}${VWC_TEST_PREFIX:-}$1: $2"; }
+# fact CHECK ARGS...: run CHECK (pass, fail, skip, check_eq, check_cmd,
+# wait_for, or a function of the case that calls them) with its lines
+# marked as a harness or fixture fact; CHECK's status
+fact() {
+	_vwc_kind='[fact] '
+	"$@"
+	_vwc_fr=$?
+	_vwc_kind=$_vwc_case_kind
+	return $_vwc_fr
+}
+# facts_case: every check from here on is a fact (a case that proves the
+# kernel's, QEMU's or the fixtures' behaviour the other cases build on)
+_vwc_case_kind=''
+facts_case() { _vwc_case_kind='[fact] ' _vwc_kind='[fact] '; }
 info() { echo "VWC-INFO: ${VWC_TEST_PREFIX:-}$*"; }
 finish() { echo "VWC-TEST: DONE"; }
 
@@ -86,4 +129,33 @@ as_user() {
 	_u=$1
 	shift
 	/usr/bin/setpriv --reuid="$(id -u "$_u")" --regid="$(id -g "$_u")" --clear-groups "$@"
+}
+
+# proc_stat PID: "STATE START" of /proc/PID/stat (fields 3 and 22: the
+# state letter and the start time in clock ticks after boot); empty when
+# there is no such process. The command name (field 2) may hold spaces.
+proc_stat() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $1, $20 }'; }
+# proc_start PID: its start time (field 22), to tell it from a later
+# process with the same pid
+proc_start() { _ps=$(proc_stat "$1"); echo "${_ps#* }"; }
+# proc_cpu PID: its user + system clock ticks (fields 14 and 15)
+proc_cpu() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'; }
+# proc_fds PID: its open descriptors
+proc_fds() { ls "/proc/$1/fd" 2>/dev/null | command wc -l; }
+
+# check_alive NAME PID START: PASS when PID is running (kill -0 reaches
+# it, its state is neither zombie nor dead) and is the process that
+# started at START (proc_start's figure after it started)
+check_alive() {
+	_ca=$(proc_stat "$2")
+	case $_ca in
+	'' | Z* | X* | x*)
+		fail "$1" "pid $2 is not running (state '${_ca%% *}')"
+		return 1 ;;
+	esac
+	if ! kill -0 "$2" 2>/dev/null; then
+		fail "$1" "kill -0 $2 failed"
+		return 1
+	fi
+	check_eq "$1" "pid $2 started at ${_ca#* }" "pid $2 started at $3"
 }

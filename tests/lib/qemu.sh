@@ -11,6 +11,11 @@
 #
 # The guest's side of the protocol, one line each on the serial console:
 #   VWC-TEST: PASS <name> | FAIL <name>: <detail> | SKIP <name>: <why>
+#                            ("[fact] " before the name: a harness or
+#                            fixture fact, not the product; see
+#                            tests/lib/guest.sh)
+#   VWC-TEST: PLAN <n>       the checks the run declares it will print
+#                            (several PLAN lines add up)
 #   VWC-TEST: DONE           the guest test ran to its end
 #   VWC-INFO: <text>         facts, printed by the host
 #   VWC-HOST: <command>      the host sends <command> to the QEMU monitor,
@@ -137,22 +142,69 @@ vq_boot() {
 	[ "$VQ_STATUS" = ok ]
 }
 
-# vq_results LOG PREFIX: print LOG's result and info lines in order, each
-# as "PREFIX PASS|FAIL|SKIP|INFO ..." (INFO left out with VWC_INFO=0), and
-# set VQ_PASSED, VQ_FAILED, VQ_SKIPPED and VQ_DONE (1 when the guest said
-# VWC-TEST: DONE).
+# vq_results LOG PREFIX [NAMES]: print LOG's result and info lines in
+# order, each as "PREFIX PASS|FAIL|SKIP|INFO ..." (INFO left out with
+# VWC_INFO=0), and set
+#   VQ_PASSED, VQ_FAILED, VQ_SKIPPED   the checks (PASS, FAIL, SKIP lines)
+#   VQ_FACTS     of VQ_PASSED, the harness facts ("[fact] " names)
+#   VQ_PLAN      the sum of the PLAN lines, or - when there was none
+#   VQ_DONE      1 when the guest said VWC-TEST: DONE
+# A run that said DONE and whose checks differ from its plan (or that
+# declared none) gets one more FAIL, "PREFIX FAIL plan: ...", counted in
+# VQ_FAILED. With NAMES, each passed check is appended to that file as
+# "product|fact NAME", for the callers' distinct figures (vq_figures).
 vq_results() {
-	local log=$1 p=$2 line
-	VQ_PASSED=0 VQ_FAILED=0 VQ_SKIPPED=0 VQ_DONE=0
+	local log=$1 p=$2 names=${3:-/dev/null} line ran n
+	VQ_PASSED=0 VQ_FAILED=0 VQ_SKIPPED=0 VQ_DONE=0 VQ_FACTS=0 VQ_PLAN=-
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		line=VWC-${line#*VWC-}
 		case $line in
-		'VWC-TEST: PASS '*) echo "$p PASS ${line#VWC-TEST: PASS }"; VQ_PASSED=$((VQ_PASSED + 1)) ;;
+		'VWC-TEST: PASS '*)
+			n=${line#VWC-TEST: PASS }
+			echo "$p PASS $n"
+			VQ_PASSED=$((VQ_PASSED + 1))
+			if [[ $n == '[fact] '* ]]; then
+				VQ_FACTS=$((VQ_FACTS + 1))
+				echo "fact ${n#\[fact\] }" >>"$names"
+			else
+				echo "product $n" >>"$names"
+			fi ;;
 		'VWC-TEST: FAIL '*) echo "$p FAIL ${line#VWC-TEST: FAIL }"; VQ_FAILED=$((VQ_FAILED + 1)) ;;
 		'VWC-TEST: SKIP '*) echo "$p SKIP ${line#VWC-TEST: SKIP }"; VQ_SKIPPED=$((VQ_SKIPPED + 1)) ;;
+		'VWC-TEST: PLAN '*)
+			n=${line#VWC-TEST: PLAN }
+			n=${n%% *}
+			if [[ $n =~ ^[0-9]+$ ]]; then
+				VQ_PLAN=$(( ${VQ_PLAN/-/0} + n ))
+			else
+				echo "$p FAIL plan: unreadable plan line '$line'"
+				VQ_FAILED=$((VQ_FAILED + 1))
+			fi ;;
 		'VWC-TEST: DONE'*) VQ_DONE=1 ;;
 		'VWC-INFO: '*) [ "${VWC_INFO:-1}" = 0 ] || echo "$p INFO ${line#VWC-INFO: }" ;;
 		esac
 	done < <(grep -a 'VWC-TEST: \|VWC-INFO: ' "$log" 2>/dev/null || true)
+	ran=$((VQ_PASSED + VQ_FAILED + VQ_SKIPPED))
+	[ "$VQ_DONE" = 1 ] || return 0
+	if [ "$VQ_PLAN" = - ]; then
+		echo "$p FAIL plan: the run declared no plan (plan N in the case; $ran checks ran)"
+		VQ_FAILED=$((VQ_FAILED + 1))
+	elif [ "$VQ_PLAN" -ne "$ran" ]; then
+		echo "$p FAIL plan: $VQ_PLAN planned, $ran ran ($((VQ_PASSED)) passed, $((VQ_FAILED)) failed, $VQ_SKIPPED skipped)"
+		VQ_FAILED=$((VQ_FAILED + 1))
+	fi
+}
+
+# vq_figures NAMES LABEL: print "LABEL product checks N (N distinct),
+# harness facts N (N distinct)" from a NAMES file of vq_results (each line
+# "product|fact NAME"). In the distinct figures a name seen again counts
+# once (the same check on another kernel, a loop's rounds), names compared
+# with their numbers taken out (a device's or a round's number, a pid, a
+# measured figure: "nvme0n1 write through" and "nvme1n1 write through" are
+# one check).
+vq_figures() {
+	awk -v l="$2" '
+		{ k = $1; sub(/^[a-z]+ /, ""); gsub(/[0-9]+/, "#"); n[k]++; if (!((k SUBSEP $0) in seen)) { seen[k, $0] = 1; d[k]++ } }
+		END { printf "%s product checks %d (%d distinct), harness facts %d (%d distinct)\n", l, n["product"], d["product"], n["fact"], d["fact"] }' "$1"
 }

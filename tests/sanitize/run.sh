@@ -7,8 +7,9 @@
 # Usage: run.sh BUILDDIR [NVME_CLI_SOURCE]
 # Environment: VWC_SAN_CASES (default "core watch"; "" skips the VM part),
 #   VWC_SAN_KERNELS (default "7.2").
-# Last line: "sanitize: N passed, N failed" (unit tests + VM results, and
-# one failure per guest that left a sanitizer report).
+# Last line: "sanitize: N passed, N failed[, N skipped]" (unit tests + VM
+# results, and one failure per guest that left a sanitizer report; the
+# VM suite's and meson's skips are counted, not dropped).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -18,10 +19,10 @@ mkdir -p "$B"
 B=$(cd "$B" && pwd)
 CASES=${VWC_SAN_CASES-core watch}
 KERNELS=${VWC_SAN_KERNELS:-7.2}
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 fail() { echo "sanitize: FAIL $*"; failed=$((failed + 1)); }
 finish() {
-	echo "sanitize: $passed passed, $failed failed"
+	echo "sanitize: $passed passed, $failed failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"
 	[ "$failed" -eq 0 ]
 	exit
 }
@@ -45,8 +46,8 @@ out=$B/unit.out
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	meson test -C "$B/build" --print-errorlogs >"$out" 2>&1
 n() { sed -n "s/^$1:[[:space:]]*\([0-9][0-9]*\).*/\1/p" "$out" | tail -n 1; }
-ok=$(n Ok) fl=$(n Fail) to=$(n Timeout)
-passed=$((passed + ${ok:-0}))
+ok=$(n Ok) fl=$(n Fail) to=$(n Timeout) sk=$(n Skipped)
+passed=$((passed + ${ok:-0})) skipped=$((skipped + ${sk:-0}))
 failed=$((failed + ${fl:-0} + ${to:-0}))
 reports=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$B/build/meson-logs/testlog.txt" || true)
 echo "sanitize: unit tests: ${ok:-0} ok, ${fl:-0} failed, ${to:-0} timed out; $reports sanitizer reports"
@@ -71,8 +72,8 @@ summary=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed' "$vm_out" | tail -n 1)
 if [ -z "$summary" ]; then
 	fail "VM suite printed no summary (log $vm_out)"
 else
-	read -r vp vf < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$summary")
-	passed=$((passed + vp)) failed=$((failed + vf))
+	read -r vp vf vs < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$summary")
+	passed=$((passed + vp)) failed=$((failed + vf)) skipped=$((skipped + vs))
 	echo "sanitize: VM ($CASES on $KERNELS): $summary"
 fi
 for k in $KERNELS; do

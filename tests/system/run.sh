@@ -55,7 +55,10 @@
 # number of cores), VWC_CACHE_DIR, VWC_SYSTEM_PREPARED=1 (the packages
 # marked built in OUT are this run's: --prepare's, kept, not built
 # again; the caller cleared the marks of earlier runs).
-# Last line: "system: N passed, N failed[, N skipped]".
+# Each boot's part of the guest script declares its plan (tests/lib/
+# guest.sh); the variant's checks are compared with the sum of its plans.
+# Last lines: the figures "system: product checks N (N distinct), harness
+# facts N (N distinct)", then "system: N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -276,7 +279,8 @@ run_suite() {
 
 	# Results: the serial console; logs from the test disk (debugfs).
 	debugfs -R "rdump /out $work" "$img" >/dev/null 2>&1 || true
-	vq_results "$log" "system:"
+	: >"$OUT/.$name.names"
+	vq_results "$log" "system:" "$OUT/.$name.names"
 	passed=$((passed + VQ_PASSED)) failed=$((failed + VQ_FAILED)) skipped=$((skipped + VQ_SKIPPED))
 	if [ "$VQ_DONE" != 1 ]; then
 		broken "$name" "the guest did not finish (status $status, QEMU exit $rc, $total s; $log)"
@@ -380,6 +384,9 @@ while read -r p f k; do
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
 done <"$OUT/.counts"
 log "all suites: $(elapsed "$t_all") s"
+# (a variant's work directory is named as the variant)
+for v in "$@"; do cat "$OUT/.$v.names" 2>/dev/null; done >"$OUT/checks.txt"
+vq_figures "$OUT/checks.txt" "system:"
 summary="system: $passed passed, $failed failed"
 [ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"
 echo "$summary"

@@ -11,7 +11,11 @@
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
-# total time of each guest, and last "vm: N passed, N failed, N skipped".
+# total time of each guest, then the figures "vm: product checks N (N
+# distinct), harness facts N (N distinct)" (tests/lib/qemu.sh vq_figures:
+# a check of the same case and name counts once in the distinct figures)
+# and last "vm: N passed, N failed, N skipped". Each case declares its plan
+# (tests/lib/guest.sh): a run whose checks differ from it is a failure.
 # Exit status 1 when anything failed.
 set -euo pipefail
 
@@ -78,10 +82,11 @@ mkdir -p "$LOGDIR"
 bash "$HERE/kernels.sh" "${!tags[@]}"
 bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 
-# one_run RUN: boot one case on one kernel; its report lines go to stdout,
-# the last one "COUNT passed failed skipped".
+# one_run RUN NAMES: boot one case on one kernel; its report lines go to
+# stdout, the last one "COUNT passed failed skipped"; its passed checks to
+# NAMES ("product|fact CASE: NAME")
 one_run() {
-	local run=$1 k f name p log rc=0 res done_seen=0
+	local run=$1 names=$2 k f name p log rc=0 res done_seen=0
 	local passed=0 failed=0 skipped=0 status boot total attempts why
 	k=${run%% *}
 	f=${run#* }
@@ -90,7 +95,10 @@ one_run() {
 	log="$LOGDIR/$k-$name.log"
 	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio.gz" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
 
-	vq_results "$log" "$p"
+	: >"$names.run"
+	vq_results "$log" "$p" "$names.run"
+	sed "s/^\([a-z]*\) /\1 $name: /" "$names.run" >"$names"
+	rm -f "$names.run"
 	passed=$VQ_PASSED failed=$VQ_FAILED skipped=$VQ_SKIPPED done_seen=$VQ_DONE
 
 	status=$(sed -n 's/.*status=\([a-z]*\).*/\1/p' <<<"$res")
@@ -136,7 +144,7 @@ declare -A running=()
 next=0
 while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	while [ "$next" -lt "${#runs[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
-		one_run "${runs[$next]}" >"$resdir/$next" 2>&1 &
+		one_run "${runs[$next]}" "$resdir/names.$next" >"$resdir/$next" 2>&1 &
 		running[$!]=$next
 		next=$((next + 1))
 	done
@@ -152,7 +160,7 @@ done
 
 # each run's total for the next suite's order (runs of this one replace
 # their earlier lines)
-new=$(cat "$resdir"/* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
+new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
 if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
 	if { [ ! -s "$TIMES" ] || awk 'NR == FNR { seen[$1 " " $2] = 1; next } !(($1 " " $2) in seen)' <(echo "$new") "$TIMES"
 		echo "$new"; } >"$TIMES.new" 2>/dev/null; then
@@ -160,5 +168,7 @@ if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
 	fi
 fi
 echo "vm: suite took $(($(date +%s) - suite_t0))s; logs in $LOGDIR"
+cat "$resdir"/names.* 2>/dev/null >"$LOGDIR/checks.txt" || true
+vq_figures "$LOGDIR/checks.txt" "vm:"
 echo "vm: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

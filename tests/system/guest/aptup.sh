@@ -32,6 +32,7 @@ aptup_checks() {
 	local v deb cliv newv f t0 pid sha_ours j u ta
 	ta=$(now_ms)
 	if [ ! -s /vwc/repo/Packages ]; then
+		plan 1
 		skip "nvme-cli update" "no local repository on the test disk (nvme-cli-up.sh)"
 		return 0
 	fi
@@ -39,6 +40,7 @@ aptup_checks() {
 	v=$(dpkg-query -W -f='${Version}' nvme-vwc-sync 2>/dev/null)
 	deb=$(find /vwc/debs -name "nvme-cli-vwc_${v}_*.deb" 2>/dev/null | head -n 1)
 	if [ -z "$deb" ]; then
+		plan 1
 		skip "nvme-cli update" "no nvme-cli-vwc_${v}_*.deb on the test disk"
 		return 0
 	fi
@@ -46,6 +48,8 @@ aptup_checks() {
 	deb=/tmp/${deb##*/}
 	cliv=$(dpkg-query -W -f='${Version}' nvme-cli)
 	f=$(pl_out au-install apt-get install -y --no-install-recommends "$deb")
+	# 29 checks, and the unattended-upgrades part's
+	plan 29
 	check_eq "nvme-cli update: nvme-cli-vwc $v installed (for nvme-cli $cliv)" \
 		"$(tail -n 1 "$f")/$(pl_status nvme-cli-vwc)" "rc=0/installed"
 	rm -f "$deb"
@@ -78,6 +82,7 @@ aptup_checks() {
 
 	# --- unattended-upgrades, as the system runs it -------------------------
 	if command -v unattended-upgrade >/dev/null; then
+		plan 7
 		cat >/etc/apt/apt.conf.d/51vwc-test-unattended <<-'EOF'
 		APT::Periodic::Update-Package-Lists "1";
 		APT::Periodic::Unattended-Upgrade "1";
@@ -102,6 +107,7 @@ aptup_checks() {
 		au_same "unattended-upgrades"
 		rm -f /etc/apt/apt.conf.d/51vwc-test-unattended
 	else
+		plan 1
 		skip "unattended-upgrades" "not in the image"
 	fi
 

@@ -47,6 +47,7 @@ plugin_checks() {
 	v=$(dpkg-query -W -f='${Version}' nvme-vwc-sync 2>/dev/null)
 	deb=$(find /vwc/debs -name "nvme-cli-vwc_${v}_*.deb" 2>/dev/null | head -n 1)
 	if [ -z "$deb" ]; then
+		plan 1
 		skip "nvme-cli-vwc" "no nvme-cli-vwc_${v}_*.deb on the test disk (build-debs.sh --no-plugin?)"
 		return 0
 	fi
@@ -58,6 +59,7 @@ plugin_checks() {
 	sha0=$(pl_sha /usr/sbin/nvme)
 	ver0=$(nvme version 2>&1)
 	info "nvme-cli-vwc: distribution's nvme-cli $cliv, /usr/sbin/nvme sha256 $sha0, '$(echo "$ver0" | tr '\n' ' ')'"
+	plan 48
 	check_eq "nvme-cli-vwc: before: no diversion of /usr/sbin/nvme" "$(pl_diversion)" ""
 	check "nvme-cli-vwc: before: dpkg --verify nvme-cli clean" sh -c '[ -z "$(dpkg --verify nvme-cli)" ]'
 	nvme vwc-sync "/dev/$c0" --dry-run >/dev/null 2>&1

@@ -218,6 +218,7 @@ layout_checks() {
 		lsblk -o NAME,TYPE,SIZE,FSTYPE,MOUNTPOINT "/dev/$d" >"$OUT/lsblk-$phase.txt" 2>&1
 	info "boot $phase: layout: $(tr -s ' ' <"$OUT/lsblk-$phase.txt" | tr '\n' ';')"
 	info "boot $phase: swap: $(swapon --show=NAME,SIZE --noheadings | tr -s ' ' | tr '\n' ';')"
+	plan 4
 	check_eq "boot $phase: layout: $d has a GPT" "$(lsblk -ndo PTTYPE "/dev/$d")" gpt
 	check_eq "boot $phase: layout: ${p}1 is an EFI system partition (vfat)" \
 		"$(lsblk -ndo PARTTYPE,FSTYPE "/dev/${p}1" | tr -s ' ' | tr A-F a-f)" "c12a7328-f81f-11d2-ba4b-00a0c93ec93b vfat"
@@ -226,12 +227,14 @@ layout_checks() {
 	check_eq "boot $phase: layout: / as fstab and the kernel command line say" \
 		"$(mnt_dev /)/$(fstab_dev /)" "$(kname "$(sed -n 's/.*root=\([^ ]*\).*/\1/p' /proc/cmdline)")/$(mnt_dev /)"
 	if [ "$LAYOUT" = gpt ]; then
+		plan 3
 		check_eq "boot $phase: layout: / is ${p}2 (ext4)" "$(mnt_dev /)/$(findmnt -n -o FSTYPE /)" "${p}2/ext4"
 		check_eq "boot $phase: layout: swap is ${p}3, on (fstab by UUID)" \
 			"$(swapon --show=NAME --noheadings | xargs -n1 basename | tr '\n' ' ')" "${p}3 "
 		check "boot $phase: layout: fstab names /, /boot/efi and swap by UUID" \
 			test "$(grep -c '^UUID=' /etc/fstab)" -eq 3
 	else
+		plan 4
 		check_eq "boot $phase: layout: /boot is ${p}2 (ext4)" "$(mnt_dev /boot)/$(findmnt -n -o FSTYPE /boot)" "${p}2/ext4"
 		check_eq "boot $phase: layout: ${p}3 is an LVM physical volume" "$(lsblk -ndo FSTYPE "/dev/${p}3")" LVM2_member
 		check_eq "boot $phase: layout: / is the LV root of the VG on ${p}3 (ext4)" \
@@ -274,12 +277,16 @@ info "VWC0 = $c0 ($n0, WCE off), VWC1 = $c1 ($n1, WCE on)"
 if [ "$MODE" = nvmeroot ]; then
 	nr=$(ns VWCROOT)
 	info "root: $(findmnt -n -o SOURCE /) on VWCROOT = ${nr:-?} (WCE off)"
+	plan 2
 	check_eq "boot $phase: / is on the NVMe drive VWCROOT" "$(root_disk)" "$nr"
 	check "boot $phase: nvme is a module (loaded from the initramfs)" test -e /sys/module/nvme/initstate
 	[ "$LAYOUT" = whole ] || layout_checks "$nr"
 fi
 
 if [ "$phase" = 1 ]; then
+	# 8 checks, 10 more with root on NVMe
+	plan 8
+	[ "$MODE" != nvmeroot ] || plan 10
 	# --- boot 1: the kernel's own choice, then the package -------------
 	check_eq "before install: WCE-off drive write back (the kernel's choice)" "$(wcache "$n0")" "write back"
 	check_eq "before install: WCE-on drive write back" "$(wcache "$n1")" "write back"
@@ -361,6 +368,7 @@ if [ "$phase" = 1 ]; then
 fi
 
 if [ "$phase" = 3 ] && [ "$MODE" = nvmeroot ]; then
+	plan 9
 	# --- boot 3 (nvmeroot): after removal, from the initramfs rebuilt then
 	info "boot 3: write_zeroes_max_bytes $(wz_all)"
 	check_eq "after remove, boot 3: root drive Write Zeroes back (the kernel's choice)" "$(wz "$nr")" 524288
@@ -386,6 +394,9 @@ fi
 
 # --- boot 2: what boot did -------------------------------------------------
 mu=$(systemctl show -P ActiveEnterTimestampMonotonic multi-user.target)
+# boot 2: 4 checks here, 3 of udev's rules alone, 10 of the service and
+# remove's 5; the other parts' in their branches
+plan 22
 check_eq "boot: WCE-off drive write through at multi-user.target" "$(wcache "$n0")" "write through"
 check_eq "boot: WCE-on drive write back" "$(wcache "$n1")" "write back"
 # The reason line of each change at boot. systemd-udevd runs the packaged
@@ -429,6 +440,7 @@ boot_line() {
 }
 boot_line "$n0"
 if [ "$MODE" = nvmeroot ]; then
+	plan 10
 	check_eq "boot: root drive (WCE off) write through" "$(wcache "$nr")" "write through"
 	boot_line "$nr"
 	# Root on a listed drive: the initramfs disabled Write
@@ -456,6 +468,8 @@ if [ "$MODE" = nvmeroot ]; then
 	fi
 	check "boot: root controller rebound in the initramfs (probed twice)" test "$probes" -ge 2
 	if [ "$LAYOUT" = lvm ]; then
+		# one check for each of the fixture's two logical volumes, and one
+		plan 3
 		# lvm2's udev rule activated the VG first: the script took
 		# root and swap down for the rebind and brought exactly them back
 		vg=vwc-${VERSION_CODENAME}-vg
@@ -520,12 +534,21 @@ check_eq "service: its kprobes are defined (vwc_$pid/admin)" \
 if [ "$MODE" = full ]; then
 # The udev rule's own runs off from here: what follows is the service alone.
 echo 'ENV{NVME_VWC_SYNC}="0"' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+# a rule of the test's own, after the project's and not behind its
+# opt-out: it marks every nvme block event udevd ran the rules for, so
+# that "udev's own run did not do it" is not passed by rules that never ran
+mkdir -p /run/udev/rules.d
+echo 'SUBSYSTEM=="block", KERNEL=="nvme*", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/run/udev/vwc-test-marker'\''"' \
+	>/run/udev/rules.d/99-vwc-test-marker.rules
 udevadm control --reload
 
 # --- hot-add through the QEMU monitor -----------------------------------------
 host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
 t0=$(now_ms)
 host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0,write-cache=off"
+# hot-add 5 checks, SMART 7, restarts 7, the dynamic ID 6, the rebind cut
+# short by SIGKILL 8; the upgrade's in its branch
+plan 33
 if wait_for "hot-add: controller appears" 30 ns VWCHP; then
 	nh=$(ns VWCHP)
 	if wait_for "hot-add: the service puts it in write through (udev rule off)" 15 is_wt "$nh"; then
@@ -534,6 +557,9 @@ if wait_for "hot-add: controller appears" 30 ns VWCHP; then
 	sleep 0.5
 	check "hot-add: the service's journal names it" \
 		sh -c "journalctl -b --no-pager -o cat -u nvme-vwc-sync.service | grep -q '$nh: write back -> write through'"
+	udevadm settle --timeout=20
+	fact check_eq "hot-add: udevd ran the rules for $nh's add event (the test's marker rule)" \
+		"$(grep -c "^add $nh\$" /run/udev/vwc-test-marker 2>/dev/null)" 1
 	udevline=$(journalctl -b --no-pager -o cat _TRANSPORT=syslog SYSLOG_IDENTIFIER=nvme-vwc-sync | grep -c "$nh:")
 	check_eq "hot-add: udev's own run did not do it (opt-out honoured)" "$udevline" 0
 fi
@@ -662,6 +688,9 @@ if ls /vwc/debs/v2/nvme-vwc-sync_*.deb >/dev/null 2>&1; then
 	v2=$(dpkg-deb -f /vwc/debs/v2/nvme-vwc-sync_*.deb Version)
 	pid=$(svc MainPID)
 	nh=$(ns VWCHP)
+	# 11 checks, and one for the hot-added drive
+	plan 11
+	[ -z "$nh" ] || plan 1
 	s2=''
 	if [ -n "$nh" ]; then
 		/vwc/bin/wc-sampler sample -n "$nh" -d 0 -p 10000 >"$OUT/upgrade-sample2.txt" 2>&1 &
@@ -716,6 +745,7 @@ if ls /vwc/debs/v2/nvme-vwc-sync_*.deb >/dev/null 2>&1; then
 	check_eq "upgrade: nothing unbound or rebound (controllers, PCI functions, driver links)" "$(bound)" "$bound0"
 	check_eq "upgrade: no controller probed again (kernel log)" "$(probes)" "$probes0"
 else
+	plan 1
 	skip "upgrade" "no next version on the test disk"
 fi
 fi # MODE=full
@@ -753,6 +783,7 @@ if [ "$MODE" = nvmeroot ]; then
 	# (never rebind a disk in use): prerm says so and its Write Zeroes
 	# stays off until the next boot, whose initramfs has no hook of ours.
 	info "after remove: write_zeroes_max_bytes $(wz_all)"
+	plan 7
 	grep 'nvme-vwc-sync' "$OUT/remove.log" | while IFS= read -r l; do info "remove: $l"; done
 	check_eq "remove: drives not in use rebound without the dynamic ID: Write Zeroes back" "$(wz "$n0")/$(wz "$n1")" 524288/524288
 	check_eq "remove: dynamic ID removed (no record left)" "$(cat /run/nvme-vwc-sync/dynid/* 2>/dev/null)" ""
@@ -774,6 +805,8 @@ if [ "$MODE" = nvmeroot ]; then
 fi
 
 # --- reinstall in the same boot: applies again ------------------------------
+# (7 checks here, 3 in purge_checks)
+plan 10
 # prerm's restore --all marked every namespace "handed back to the kernel
 # until the next boot"; the removal takes the marks with it, so the
 # package installed again syncs as a fresh install does.

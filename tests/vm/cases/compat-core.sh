@@ -17,11 +17,14 @@
 . /vwc/guest/lib.sh
 
 if [ ! -r /etc/vwc-compat/expect ]; then
+	plan 1
 	fail "compat: /etc/vwc-compat/expect" "missing: not an image made by tests/compat/run.sh"
 	finish
 	exit 1
 fi
 . /etc/vwc-compat/expect
+# its own 5 checks; core.sh, sourced at the end, declares its own plan
+plan 5
 
 v=$(nvme version 2>&1)
 info "nvme version: $(echo "$v" | tr '\n' ' ')"

@@ -7,6 +7,8 @@
 # --dry-run, every device-name form, flush counts before and after, JSON,
 # and every bad input leaving every setting as it was.
 . /vwc/guest/lib.sh
+# (compat-core.sh sources this file after its own checks and plan)
+plan 50
 
 NVME=nvme
 off=$(ctrl_by_serial VWC0)
@@ -66,8 +68,19 @@ case $out in *'"action": "unchanged"'*) pass "second sync: unchanged" ;; *) fail
 printf 'ENV{NVME_VWC_SYNC}="0"\n' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
 set_wc "$nsoff" "write back"
 start_udev
+udev_marker_start
+m0=$(udev_marks add "$off")
 udevadm trigger --action=add "/sys/class/nvme/$off" && udevadm settle --timeout=10
+fact check_eq "udev opt-out: udevd ran the rules for the add event (marker rule)" "$(($(udev_marks add "$off") - m0))" 1
 check_eq "udev opt-out (ENV{NVME_VWC_SYNC}=0) honoured" "$(wc "$nsoff")" "write back"
+# the positive case: the same event without the opt-out is acted on
+rm /etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+udevadm trigger --action=add "/sys/class/nvme/$off" && udevadm settle --timeout=10
+check_eq "udev without the opt-out: the same add event puts it in write through" "$(wc "$nsoff")" "write through"
+printf 'ENV{NVME_VWC_SYNC}="0"\n' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+set_wc "$nsoff" "write back"
 
 # every name an admin types for the same thing; reset to write back first
 for dev in "/dev/$off" "$off" "/dev/$nsoff" "$nsoff" "/dev/ng${nsoff#nvme}" \
@@ -85,6 +98,7 @@ check_cmd "nvme vwc sync form" $NVME vwc sync "$off"
 set_wc "$nsoff" "write back"
 json=$($NVME vwc-sync -o json 2>/dev/null)
 if command -v jq >/dev/null 2>&1; then
+	plan 5
 	check_eq "json: controller wce disabled" "$(echo "$json" | jq -r ".controllers[] | select(.name==\"$off\") | .wce")" disabled
 	check_eq "json: controller wce enabled" "$(echo "$json" | jq -r ".controllers[] | select(.name==\"$on\") | .wce")" enabled
 	check_eq "json: vwc_present" "$(echo "$json" | jq -r ".controllers[] | select(.name==\"$off\") | .vwc_present")" true
@@ -92,6 +106,7 @@ if command -v jq >/dev/null 2>&1; then
 	check_eq "json: namespace before/after/action" "$(echo "$json" | jq -r ".namespaces[] | select(.name==\"$nsoff\") | [.write_cache_before, .write_cache_after, .action] | join(\",\")")" "write back,write through,changed"
 	check_eq "json: no errors" "$(echo "$json" | jq '.errors | length')" 0
 else
+	plan 1
 	case $json in *'"wce": "disabled"'*'"wce": "enabled"'*) pass "json: wce fields" ;; *) fail "json: wce fields" "$json" ;; esac
 fi
 

@@ -7,8 +7,9 @@
 # host whose admin masked sys-kernel-tracing.mount: the fixture itself.
 # The sidecar's own behaviour there is the watch cases' concern.
 . /vwc/guest/lib.sh
+plan 3
 
-check_eq "no tracefs mounted" "$(awk '$3 == "tracefs" || $3 == "debugfs"' /proc/mounts)" ""
+fact check_eq "no tracefs mounted" "$(awk '$3 == "tracefs" || $3 == "debugfs"' /proc/mounts)" ""
 c0=$(ctrl_by_serial VWC0)
 check_cmd "sync --all without tracefs" nvme-vwc-sync sync --all
 check_eq "$(ns_of "$c0"): write through" "$(wc "$(ns_of "$c0")")" "write through"

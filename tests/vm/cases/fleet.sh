@@ -26,6 +26,7 @@
 # between "VWC-BEGIN prom <label>" and "VWC-END prom" (tests/fleet/
 # check-prom-log.sh). Then flush-latency figures and its bad-input errors.
 . /vwc/guest/lib.sh
+plan 83
 
 NCTRL=16 NNS=64 NOFF=8
 
@@ -33,7 +34,7 @@ NCTRL=16 NNS=64 NOFF=8
 nns() { ls -d /sys/block/nvme*n* 2>/dev/null | command wc -l; }
 nctrl() { ls -d /sys/class/nvme/nvme* 2>/dev/null | command wc -l; }
 all_there() { [ "$(nctrl)" -eq "$NCTRL" ] && [ "$(nns)" -eq "$NNS" ]; }
-wait_for "all $NCTRL controllers and $NNS namespaces probed" 120 all_there
+fact wait_for "all $NCTRL controllers and $NNS namespaces probed" 120 all_there
 info "probed: $(nctrl) controllers, $(nns) namespaces, uptime $(cut -d' ' -f1 /proc/uptime)s"
 
 # OFF / ON: controller names (kernel order need not follow QEMU's)
@@ -52,14 +53,14 @@ info "WCE on:  $ON"
 ns_list() { for c in "$@"; do for n in /sys/class/nvme/"$c"/nvme*n*; do echo "${n##*/}"; done; done | sort; }
 NS_OFF=$(ns_list $OFF)
 NS_ON=$(ns_list $ON)
-check_eq "4 namespaces per controller (WCE off / on)" "$(echo "$NS_OFF" | command wc -l) $(echo "$NS_ON" | command wc -l)" "32 32"
+fact check_eq "4 namespaces per controller (WCE off / on)" "$(echo "$NS_OFF" | command wc -l) $(echo "$NS_ON" | command wc -l)" "32 32"
 bad_wce=''
 for c in $OFF; do [ "$(get_wce "$c")" = 0 ] || bad_wce="$bad_wce $c"; done
 for c in $ON; do [ "$(get_wce "$c")" = 1 ] || bad_wce="$bad_wce $c"; done
-check_eq "kernel: Get Features 06h as configured on all 16" "$bad_wce" ""
+fact check_eq "kernel: Get Features 06h as configured on all 16" "$bad_wce" ""
 wb=0
 for n in $NS_OFF $NS_ON; do [ "$(wc "$n")" = "write back" ] && wb=$((wb + 1)); done
-check_eq "kernel: all 64 namespaces start write back (the bug on 32)" "$wb" 64
+fact check_eq "kernel: all 64 namespaces start write back (the bug on 32)" "$wb" 64
 
 # usec CMD...: run CMD, output to /tmp/out, status to $rc, wall time (us) to $us
 usec() {

@@ -15,6 +15,7 @@
 # two guests and a package build on 2 cores, where the write_cache store
 # alone costs ~15 ms under emulation.
 . /vwc/guest/lib.sh
+plan 15
 ROUNDS=${VWC_HELDFD_ROUNDS:-10}
 LIMIT_MS=500
 
@@ -106,9 +107,7 @@ info "sidecar log (default): $(grep -v '^ ' /tmp/watch.log | tail -n 3 | tr '\n'
 umount /sys/kernel/tracing 2>/dev/null
 umount /sys/kernel/debug/tracing 2>/dev/null
 umount /sys/kernel/debug 2>/dev/null
-if grep -q ' tracefs ' /proc/mounts; then
-	fail "held-fd: tracefs unmounted before the sidecar starts" "$(grep tracefs /proc/mounts)"
-fi
+fact check_eq "held-fd: tracefs unmounted before the sidecar starts" "$(grep -c ' tracefs ' /proc/mounts)" 0
 nvme-vwc-sync watch -v --interval=60 >/tmp/watch2.log 2>&1 &
 wpid=$!
 # its start line comes after the first pass
@@ -158,17 +157,38 @@ kill -TERM "$wpid"
 wait "$wpid"
 info "sidecar log (tracepoints): $(grep -v '^ ' /tmp/watch4.log | tail -n 3 | tr '\n' '|')"
 
-# 4. a device configured "ignore" is never written, not even
-# by the immediate write back that a WCE=1 submission calls for.
+# 4. a device configured "ignore" is never written, not even by the
+# immediate write back that a WCE=1 submission calls for. The 1 ms sampler
+# runs through one WCE=1/WCE=0 toggle: one sample in write back is a
+# write. The same toggle against a sidecar without the ignore line must
+# show write back (else the check could not fail), and the sidecar must be
+# alive after each.
 grep -q ' tracefs ' /proc/mounts || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+# ignore_run CONFIG OUT LABEL: the sampler's line over one toggle against
+# a sidecar with CONFIG, in OUT; two checks (alive after it, clean stop)
+ignore_run() {
+	set_wc "$ns" "write through"
+	sidecar_start "$2.log" -v --config="$1"
+	wait_for - 20 grep -q 'watching .*Set Features detection' "$2.log"
+	wait_for - 10 wt
+	sleep 1
+	wc-sampler sample -n "$ns" -d 3000 >"$2" &
+	_sp=$!
+	sleep 0.3
+	wce-toggle -n 1 -d 500 "/dev/$c" >"$2.toggle" 2>&1
+	wait "$_sp"
+	info "held-fd, $3: $(cat "$2")"
+	sidecar_alive "held-fd: $3: the sidecar is alive after the toggle"
+	sidecar_stop "held-fd: $3: the sidecar stops on SIGTERM"
+}
+samples_wb() { sed -n 's/.* wb=\([0-9]*\) .*/\1/p' "$1"; }
+: >/tmp/noignore.conf
+ignore_run /tmp/noignore.conf /tmp/noignore.wcs "no ignore (control)"
+wb=$(samples_wb /tmp/noignore.wcs)
+[ "${wb:-0}" -gt 0 ] && pass "held-fd: control: without ignore the toggle's write back is sampled ($wb samples)" ||
+	fail "held-fd: control: without ignore the toggle's write back is sampled" "$(cat /tmp/noignore.wcs)"
 printf 'device serial=VWC0 write-cache=ignore\n' >/tmp/ignore.conf
-set_wc "$ns" "write through"
-nvme-vwc-sync watch -v --config=/tmp/ignore.conf >/tmp/watch3.log 2>&1 &
-wpid=$!
-wait_for - 20 grep -q 'watching .*Set Features detection' /tmp/watch3.log
-wce-toggle -n 1 -d 500 "/dev/$c" >/tmp/ignore.out 2>&1
-sleep 1
-check_eq "held-fd: configured ignore: a WCE=1 submission leaves write_cache alone" "$(wc "$ns")" "write through"
-kill -TERM "$wpid"
-wait "$wpid"
+ignore_run /tmp/ignore.conf /tmp/ignore.wcs "configured ignore"
+check_eq "held-fd: configured ignore: a WCE=1 submission leaves write_cache alone (samples in write back)" \
+	"$(samples_wb /tmp/ignore.wcs)" 0
 finish

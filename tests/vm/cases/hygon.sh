@@ -6,10 +6,11 @@
 # The Hygon IRQ completion batching advisory from userspace: detection, the advisory, irq-stat under a 4 KiB
 # direct read load, and the interrupt coalescing refusal path.
 . /vwc/guest/lib.sh
+plan 11
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
-check_eq "guest CPU vendor" "$(sed -n 's/^vendor_id[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" HygonGenuine
+fact check_eq "guest CPU vendor" "$(sed -n 's/^vendor_id[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" HygonGenuine
 nvme vwc audit >/tmp/a.out 2>&1
 grep -q "^advisory: Hygon CPU" /tmp/a.out && pass "audit: Hygon advisory" || fail "audit: Hygon advisory" "$(cat /tmp/a.out)"
 check_eq "audit json: one advisory" "$(nvme-vwc-sync audit -o json | jq '.host.advisories | length')" 1

@@ -28,6 +28,8 @@
 # submission, named by its queue: the check fails if the probe's filter
 # is too wide and if it is too narrow.
 . /vwc/guest/lib.sh
+# 18 checks, and the test's own tracepoint's where the kernel has it
+plan 18
 N_DSM=20
 N_WAKE=200
 SLBA=100000
@@ -105,6 +107,7 @@ if mkdir -p "$ti" 2>/dev/null && [ -d "$ti/events/nvme/nvme_setup_cmd" ] &&
 	echo 'qid != 0 && opcode == 9' >"$ti/events/nvme/nvme_setup_cmd/filter" &&
 	echo 1 >"$ti/events/nvme/nvme_setup_cmd/enable"; then
 	tp=yes
+	plan 1
 fi
 info "io-passthru: nvme_setup_cmd tracepoint in a tracefs instance: $tp"
 

@@ -22,11 +22,13 @@ done
 info "kwatch-late: nvme_core holders left: $(ls /sys/module/nvme_core/holders 2>/dev/null | tr '\n' ' ')"
 modprobe -r nvme_core 2>/dev/null
 if [ -d /sys/kernel/tracing/events/nvme ] || [ -d /sys/module/nvme_core ]; then
+	plan 1
 	skip "kwatch-late: sidecar before nvme_core" "nvme_core stays loaded (built in?) on $(uname -r)"
 	finish
 	exit 0
 fi
-pass "kwatch-late: nvme and nvme_core unloaded"
+plan 5
+fact pass "kwatch-late: nvme and nvme_core unloaded"
 
 nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
 wpid=$!

@@ -20,6 +20,7 @@
 # write back stopped waiting for it: the lock was 0644 in a 0755
 # directory, and every write back waited up to 30 s for it.
 . /vwc/guest/lib.sh
+plan 13
 LIMIT_MS=1500
 
 c=$(ctrl_by_serial VWC0)
@@ -43,7 +44,7 @@ tp=no
 info "tracepoint nvme:nvme_setup_cmd available: $tp"
 nvme set-feature "/dev/$c" --feature-id=6 --value=0 >/dev/null 2>&1
 
-check_eq "lock: a process runs as uid 65534" "$($NOBODY /usr/bin/setpriv -d 2>&1 | sed -n 's/^uid: //p')" 65534
+fact check_eq "lock: a process runs as uid 65534" "$($NOBODY /usr/bin/setpriv -d 2>&1 | sed -n 's/^uid: //p')" 65534
 
 # 0. the old directory and file, held by uid 65534
 mkdir -p "$D"
@@ -148,8 +149,8 @@ $FLOCK -o "$L" sleep 15 &
 fpid=$!
 wait_for - 5 held
 nvme set-feature "/dev/$c" --feature-id=6 --value=1 >/dev/null 2>&1
-wt && pass "lock: raw WCE=1 without a sidecar leaves write through (the case sync must fix)" ||
-	fail "lock: raw WCE=1 without a sidecar" "$(wc "$ns")"
+if wt; then fact pass "lock: raw WCE=1 without a sidecar leaves write through (the case sync must fix)"
+else fact fail "lock: raw WCE=1 without a sidecar" "$(wc "$ns")"; fi
 t0=$(ms)
 nvme-vwc-sync sync "$c" >/tmp/sync4.out 2>&1
 rc=$?

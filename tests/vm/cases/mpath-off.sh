@@ -9,6 +9,8 @@
 # one namespace, write through only when every controller reaching it has
 # its cache off, whichever of its block devices is named.
 . /vwc/guest/lib.sh
+# 22 checks, and the timed one where a write_cache write costs little
+plan 22
 
 a='' b=''
 for c in $(ls /sys/class/nvme | grep '^nvme[0-9]*$'); do
@@ -51,8 +53,8 @@ check_eq "mpath-off: both off: $na write through" "$(wc "$na")" "write through"
 check_eq "mpath-off: both off: $nb write through" "$(wc "$nb")" "write through"
 
 # the sidecar: a Set Features 06h WCE=1 on $b puts $na in write back too
-nvme-vwc-sync watch -v -v >/tmp/mo-watch.log 2>&1 &
-wpid=$!
+sidecar_start /tmp/mo-watch.log -v -v
+wpid=$SC_PID
 started() { grep -q 'watching' /tmp/mo-watch.log; }
 wait_for "mpath-off: sidecar started" 30 started
 out=$(wc-sampler run -n "$na" -e back -t 5000 -q -- nvme set-feature "/dev/$b" --feature-id=6 --value=1)
@@ -75,17 +77,13 @@ for i in 1 2 3 4 5; do echo "write back" >"/sys/block/$nb/queue/write_cache"; do
 cost=$((($(/usr/bin/date +%s%N) - t0) / 5000000))
 info "mpath-off: one write_cache write: ${cost} ms; $na write back ${ms:-?} ms after nvme-cli exited"
 if [ "$cost" -lt 5 ]; then
+	plan 1
 	if [ -n "$ms" ] && awk -v m="$ms" 'BEGIN { exit !(m <= 20) }'; then
 		pass "mpath-off: sidecar: $na write back ${ms} ms after nvme-cli exited (at most 20)"
 	else
 		fail "mpath-off: sidecar: $na write back as nvme-cli exits" "${ms:-?} ms after"
 	fi
 fi
-if kill -0 "$wpid" 2>/dev/null; then
-	pass "mpath-off: sidecar still running"
-	kill -TERM "$wpid"
-	wait "$wpid"
-else
-	fail "mpath-off: sidecar still running" "$(tail -n 5 /tmp/mo-watch.log | tr '\n' '|')"
-fi
+sidecar_alive "mpath-off: sidecar still running"
+sidecar_stop "mpath-off: sidecar: clean exit on SIGTERM"
 finish

@@ -9,6 +9,8 @@
 # kernels: 6.1 6.12 7.2
 # timeout: 240
 . /vwc/guest/lib.sh
+facts_case
+plan 5
 
 info "kernel $(uname -r)"
 wait_for controllers-present 30 test -c /dev/nvme0 -a -c /dev/nvme1

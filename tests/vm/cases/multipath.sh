@@ -5,6 +5,7 @@
 # A namespace shared by two controllers (NVMe multipath) goes write
 # through only if every controller reaching it reports no enabled cache.
 . /vwc/guest/lib.sh
+plan 15
 
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 info "controllers: $ctrls"
@@ -19,12 +20,12 @@ for c in $ctrls; do
 	1) b=$c ;;
 	esac
 done
-[ -n "$a" ] && [ -n "$b" ] && pass "controllers by cntlid: $a (0), $b (1)" ||
-	fail "controllers by cntlid" "cntlid 0 '$a', cntlid 1 '$b' among $ctrls"
+[ -n "$a" ] && [ -n "$b" ] && fact pass "controllers by cntlid: $a (0), $b (1)" ||
+	fact fail "controllers by cntlid" "cntlid 0 '$a', cntlid 1 '$b' among $ctrls"
 # heads reached through hidden path nodes nvmeXcYnZ -> nvmeXnZ
 heads() { ls "/sys/class/nvme/$1" | sed -n 's/^nvme\([0-9]*\)c[0-9]*n\([0-9]*\)$/nvme\1n\2/p' | sort; }
 ns=$(heads "$a" | grep -x -F "$(heads "$b")" | head -n 1)
-[ -n "$ns" ] && pass "one namespace reached by both controllers: $ns" || fail "shared namespace" "none: $(ls /sys/block | tr '\n' ' ')"
+[ -n "$ns" ] && fact pass "one namespace reached by both controllers: $ns" || fact fail "shared namespace" "none: $(ls /sys/block | tr '\n' ' ')"
 info "shared namespace $ns; multipath dir: $(ls /sys/block/$ns/multipath 2>/dev/null | tr '\n' ' ')"
 
 # make sure: a has WCE=0, b has WCE=1

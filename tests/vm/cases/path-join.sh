@@ -14,6 +14,8 @@
 # (Identify Active Namespace ID list). With the udev rule alone, then
 # with the sidecar alone. path-join-255 runs the same with 255.
 . /vwc/guest/lib.sh
+# (path-join-255.sh sources this file: the same 19 checks)
+plan 19
 
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 a='' b=''
@@ -103,21 +105,15 @@ for p in $(pidof systemd-udevd); do kill "$p" 2>/dev/null; done
 
 # 2. the sidecar alone
 nb=$(basename "$(ls -d /sys/bus/pci/devices/$pci/nvme/nvme* | head -n 1)")
-nvme-vwc-sync watch -v -v >/tmp/pj-watch.log 2>&1 &
-wpid=$!
+sidecar_start /tmp/pj-watch.log -v -v
+wpid=$SC_PID
 started() { grep -q 'watching' /tmp/pj-watch.log; }
 wait_for "path-join (sidecar): started" 30 started
 echo "$pci" >/sys/bus/pci/drivers/nvme/unbind
 wait_for - 20 b_gone
 wait_for "path-join (sidecar): $nb unbound, $a (WCE=0) alone: write through" 30 all_wt
 join sidecar
-if kill -0 "$wpid" 2>/dev/null; then
-	pass "path-join (sidecar): still running"
-	kill -TERM "$wpid"
-	wait "$wpid"
-	check_eq "path-join (sidecar): clean exit" "$?" 0
-else
-	fail "path-join (sidecar): still running" "$(tail -n 5 /tmp/pj-watch.log | tr '\n' '|')"
-fi
+sidecar_alive "path-join (sidecar): still running"
+sidecar_stop "path-join (sidecar): clean exit"
 info "path-join (sidecar): log: $(grep -E 'joining|reach|write back|write through' /tmp/pj-watch.log | tail -n 8 | tr '\n' '|')"
 finish

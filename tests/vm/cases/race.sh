@@ -15,20 +15,24 @@
 # round. Both kinds of failure are counted:
 #   A "write through after set-cache on returned" (WCE=1)
 #   B "cannot set write back: ..." (set-cache failed)
+# A round counts only when it started from write through and its reset
+# (set-cache off, then write through) took: a round whose reset failed
+# proves nothing about the next, and each is counted as a failure.
 . /vwc/guest/lib.sh
+plan 6
 N=${VWC_RACE_ROUNDS:-40}
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 start_udev || fail "race: udevd" "systemd-udevd did not start"
-nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
-wpid=$!
+sidecar_start /tmp/watch.log -v
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
 wait_for "race: sidecar puts the WCE-off namespace in write through" 10 wt
 
-i=0 bad=0 kind_a=0 kind_b=0 other=0 max_wt=0 nsamp=0 nspin=0
+i=0 bad=0 kind_a=0 kind_b=0 other=0 max_wt=0 nsamp=0 nspin=0 from_wt=0 reset_bad=0
 while [ "$i" -lt "$N" ]; do
 	d=$((i * 100 / (N - 1)))
+	if wt; then from_wt=$((from_wt + 1)); else info "race round $i: did not start from write through ($(wc "$ns"))"; fi
 	if [ $((i % 2)) -eq 0 ]; then
 		what="id-ctrl"
 		nvme id-ctrl "/dev/$c" >/dev/null 2>&1 &
@@ -67,8 +71,13 @@ while [ "$i" -lt "$N" ]; do
 		info "race round $i ($what, delay $d ms): $round_bad | $s"
 	fi
 	# reset: cache off, write through (by set-cache's own policy step)
-	nvme-vwc-sync set-cache off "/dev/$c" >/dev/null 2>&1 || info "race round $i: set-cache off failed"
-	wait_for - 5 wt || info "race round $i: not back in write through after set-cache off"
+	if ! nvme-vwc-sync set-cache off "/dev/$c" >/dev/null 2>&1; then
+		reset_bad=$((reset_bad + 1))
+		info "race round $i: set-cache off failed"
+	elif ! wait_for - 5 wt; then
+		reset_bad=$((reset_bad + 1))
+		info "race round $i: not back in write through after set-cache off"
+	fi
 	usleep 200000
 	i=$((i + 1))
 done
@@ -76,8 +85,8 @@ done
 info "race: $N rounds (delay 0..100 ms, id-ctrl / sync --all alternating): $bad bad; A (write through after set-cache on returned, WCE=1) $kind_a; B (cannot set write back) $kind_b; other set-cache failures $other; most write-through samples in one window $max_wt; $nsamp samples in $N windows of 400 ms (sampler spun in $nspin)"
 check_eq "race: no round with write through while WCE=1 after set-cache on ($N rounds)" "$kind_a" 0
 check_eq "race: set-cache on never failed ($N rounds)" "$((kind_b + other))" 0
-kill -TERM "$wpid"
-wait "$wpid"
-check_eq "race: sidecar still running until SIGTERM, clean exit" "$?" 0
+check_eq "race: every round started from write through" "$from_wt of $i" "$N of $N"
+check_eq "race: every round's reset took (set-cache off, then write through)" "$reset_bad" 0
+sidecar_stop "race: sidecar still running until SIGTERM, clean exit"
 info "sidecar: $(tail -n 1 /tmp/watch.log)"
 finish

@@ -10,12 +10,12 @@
 # explicit `nvme-vwc-sync sync` brings write through back, and the sidecar
 # follows raw WCE toggles again.
 . /vwc/guest/lib.sh
+plan 13
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
 start_udev || fail "restore-watch: udevd" "systemd-udevd did not start"
-nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
-wpid=$!
+sidecar_start /tmp/watch.log -v
 wt() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write through" ]; }
 wb() { [ "$(cat /sys/block/$ns/queue/write_cache)" = "write back" ]; }
 wait_for "restore-watch: sidecar puts the WCE-off namespace in write through" 10 wt
@@ -40,6 +40,7 @@ wait "$bg"
 info "10 s after restore: $s"
 nwt=$(echo "$s" | sed -n 's/.* wt=\([0-9]*\).*/\1/p')
 check_eq "restore --all: no write-through sample over 10 s with the sidecar running" "$nwt" 0
+sidecar_alive "restore --all: the sidecar ran through those 10 s (the same process)"
 check_eq "restore --all: write back 10 s later" "$(wc "$ns")" "write back"
 
 # an explicit sync takes over again
@@ -54,8 +55,6 @@ wait_for "after sync: the sidecar follows a raw WCE=1 again (write back)" 5 wb
 nvme set-feature "/dev/$c" --feature-id=6 --value=0 >/dev/null 2>&1
 wait_for "after sync: the sidecar follows a raw WCE=0 again (write through)" 5 wt
 
-kill -TERM "$wpid"
-wait "$wpid"
-check_eq "restore-watch: sidecar clean exit" "$?" 0
+sidecar_stop "restore-watch: sidecar clean exit"
 info "sidecar log tail: $(tail -n 4 /tmp/watch.log | tr '\n' '|')"
 finish

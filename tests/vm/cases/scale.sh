@@ -19,6 +19,7 @@
 # plain write_cache writes (shell loop, next to each toggle): p50 at most
 # 2x + 100 ms.
 . /vwc/guest/lib.sh
+plan 11
 N=${VWC_SCALE_TOGGLES:-10}
 # toggle pairs on a 256-namespace controller, each beside two shell loops
 # of 256 writes (about 17 s a pair under TCG; 5 until 2026-12-01, cut for
@@ -28,7 +29,7 @@ NNS=1025
 
 nblk() { ls -d /sys/block/nvme*n* 2>/dev/null | command wc -l; }
 all_there() { [ "$(nblk)" -ge "$NNS" ]; }
-wait_for "scale: $NNS namespaces appear" 300 all_there
+fact wait_for "scale: $NNS namespaces appear" 300 all_there
 info "scale: $(nblk) namespaces at uptime $(cut -d' ' -f1 /proc/uptime) s"
 probe=$(ctrl_by_serial VWC4)
 big=$(ctrl_by_serial VWC0)

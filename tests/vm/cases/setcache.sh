@@ -5,6 +5,7 @@
 # set-cache ordering, restore (only what the tool changed), configuration
 # overrides and the refusal to force write through.
 . /vwc/guest/lib.sh
+plan 22
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")

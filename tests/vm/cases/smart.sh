@@ -5,6 +5,7 @@
 # SMART critical warning bit 4 (volatile memory backup failed) raised at run
 # time through QEMU's monitor: the sidecar puts the namespace in write back.
 . /vwc/guest/lib.sh
+plan 6
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")

@@ -33,6 +33,10 @@
 # depmod's files for an nvme.ko with QEMU's alias taken out.
 . /vwc/guest/lib.sh
 . /vwc/guest/t700-lib.sh
+# the plan: 50 checks on every kernel, and those of each branch a kernel
+# fact decides (quirks attribute, nvme a module, the tracepoint, the
+# stand-in module directory, the init-premount script), in the branch
+plan 50
 
 tool=nvme-vwc-sync
 lst=$(ctrl_by_serial VWC0)
@@ -49,9 +53,9 @@ wz0=$(wz "$ns")
 # the kernel's module overlay (tests/vm/kernels.sh) must leave the image's
 # /lib -> usr/lib link, and udev's rules behind it, in place
 [ -L /lib ] && [ -e /lib/udev/rules.d/50-udev-default.rules ] &&
-	pass "image: /lib is still the link to usr/lib, udev rules behind it ($(ls /lib/udev/rules.d | wc -l))" ||
-	fail "image: /lib" "$(ls -ld /lib; ls /lib/udev/rules.d 2>&1 | head -n 3)"
-[ "$wz0" != 0 ] && pass "before: Write Zeroes enabled on the listed drive ($wz0)" || fail "before: Write Zeroes enabled" "$wz0"
+	fact pass "image: /lib is still the link to usr/lib, udev rules behind it ($(ls /lib/udev/rules.d | wc -l))" ||
+	fact fail "image: /lib" "$(ls -ld /lib; ls /lib/udev/rules.d 2>&1 | head -n 3)"
+[ "$wz0" != 0 ] && fact pass "before: Write Zeroes enabled on the listed drive ($wz0)" || fact fail "before: Write Zeroes enabled" "$wz0"
 
 check_cmd "systemd-hwdb update" t700_hwdb
 
@@ -77,13 +81,14 @@ wzcmds() { # DEV: Write Zeroes (opcode 8) I/O commands during a 32 MiB zeroout
 }
 if [ -d $T/events/nvme/nvme_setup_cmd ]; then
 	n=$(wzcmds "$ns")
-	[ "${n% *}" -gt 0 ] && pass "before: blkdiscard --zeroout sends Write Zeroes (${n% *} commands)" || fail "before: Write Zeroes sent" "$n"
+	[ "${n% *}" -gt 0 ] && fact pass "before: blkdiscard --zeroout sends Write Zeroes (${n% *} commands)" || fact fail "before: Write Zeroes sent" "$n"
 else
 	skip "tracepoint" "no nvme_setup_cmd tracepoint"
 fi
 
 MODS=
 if [ ! -e "/sys/class/nvme/$lst/quirks" ]; then
+	plan 6
 	# no quirks attribute: the tool must refuse, and say why. Generic
 	# kernels (nvme a module) have the table in their own module
 	# directory: the "no lists" case is then an empty one.
@@ -119,9 +124,9 @@ if [ ! -e "/sys/class/nvme/$lst/quirks" ]; then
 	if [ -s "$MODS/modules.alias.bin" ] && [ -s "$MODS/modules.builtin.alias.bin" ] &&
 		! grep -qi 'v00001B36d00000010' "$MODS/modules.alias" "$MODS/modules.builtin.modinfo" &&
 		grep -q 'bc01sc08i02' "$MODS/modules.alias" "$MODS/modules.builtin.modinfo"; then
-		pass "stand-in $MODS: depmod's files, nvme's class entry without QEMU's ID"
+		fact pass "stand-in $MODS: depmod's files, nvme's class entry without QEMU's ID"
 	else
-		fail "stand-in $MODS" "$(ls "$MODS" 2>&1 | tr '\n' ' ')"
+		fact fail "stand-in $MODS" "$(ls "$MODS" 2>&1 | tr '\n' ' ')"
 	fi
 	export NVME_VWC_SYNC_MODULES_DIR=$MODS
 	info "from here: NVME_VWC_SYNC_MODULES_DIR=$MODS (QEMU's ID not in the table, as a T700)"
@@ -204,12 +209,14 @@ check_eq "quirks: exit 0" "$rc" 0
 check_eq "Write Zeroes disabled at run time (write_zeroes_max_bytes)" "$(wz "$ns")" 0
 [ "$(seq "$ns")" != "$s0" ] && pass "listed controller rebound (diskseq $s0 -> $(seq "$ns"))" || fail "rebound" "diskseq $(seq "$ns")"
 if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	plan 2
 	grep -qx disable_write_zeroes "/sys/class/nvme/$lst/quirks" && pass "kernel quirks show disable_write_zeroes" || fail "quirks attribute" "$(kq "$lst")"
 	grep -qx bogus_nid "/sys/class/nvme/$lst/quirks" && pass "the table's bogus_nid kept" || fail "bogus_nid kept" "$(kq "$lst")"
 fi
 check_eq "dynamic ID recorded" "$(head -n 1 /run/nvme-vwc-sync/dynid/1b36_0010_1af4_1100 2>&1)" "$(if [ -n "$MODS" ]; then echo '1b36 0010 1af4 1100 0 0 200'; else echo '1b36 0010 1af4 1100 0 0 40200'; fi)"
 check_eq "unlisted controller never rebound (diskseq)" "$(seq "$uns")" "$us0"
 if [ -d $T/events/nvme/nvme_setup_cmd ]; then
+	plan 1
 	n=$(wzcmds "$ns")
 	check_eq "after: blkdiscard --zeroout sends no Write Zeroes, writes 32 MiB of zeroes (commands, sectors)" "$n" "0 65536"
 fi
@@ -227,6 +234,7 @@ check_eq "restore: Write Zeroes back" "$(wz "$ns")" "$wz0"
 [ "$(seq "$ns")" != "$s1" ] && pass "restore rebound the controller" || fail "restore rebind" "diskseq"
 check_eq "restore: dynamic ID record gone" "$(ls /run/nvme-vwc-sync/dynid 2>/dev/null | wc -l)" 0
 if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	plan 1
 	grep -qx disable_write_zeroes "/sys/class/nvme/$lst/quirks" && fail "restore: quirk gone" "$(kq "$lst")" || pass "restore: kernel quirks without disable_write_zeroes (dynamic ID removed)"
 fi
 # removed from the driver: a manual rebind keeps Write Zeroes
@@ -257,6 +265,7 @@ ps0=$(seq "$ns")
 # the partitioned apply and restore only.
 nvmemod=$([ -e /sys/module/nvme/initstate ] && echo 1)
 if [ -n "$nvmemod" ]; then
+	plan 6
 	kmodprobe ext4
 	mke2fs -q "/dev/$p1" >/dev/null 2>&1
 	mkdir -p /srv
@@ -330,6 +339,7 @@ $DD if=/dev/zero of="/dev/$ns" bs=64k count=16 oflag=direct status=none
 # "none"): a dynamic ID with the class-wide entry's driver_data 0 for
 # QEMU's controller, then a rebind.
 if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	plan 5
 	echo "1b36 0010 1af4 1100 0 0 0" >/sys/bus/pci/drivers/nvme/new_id
 	echo "$addr" >/sys/bus/pci/drivers/nvme/unbind && echo "$addr" >/sys/bus/pci/drivers/nvme/bind
 	wait_for - 20 test -e "/sys/block/$ns/queue/write_zeroes_max_bytes"
@@ -345,6 +355,7 @@ if [ -e "/sys/class/nvme/$lst/quirks" ]; then
 fi
 
 if [ -n "$nvmemod" ]; then
+	plan 5
 	# an admin's driver_override naming another driver: a rebind would not
 	# come back to nvme, so none is made
 	echo pci-stub >/sys/bus/pci/devices/$addr/driver_override
@@ -375,6 +386,7 @@ fi
 # dynamic ID binds it with the quirk from the start, no rebind. The value is
 # known without a controller only where the table says the ID is absent.
 if [ -n "$MODS" ]; then
+	plan 4
 	echo "$addr" >/sys/bus/pci/drivers/nvme/unbind
 	wait_for - 10 sh -c "! test -e /sys/bus/pci/devices/$addr/driver"
 	$tool quirks "$addr" >/tmp/q.out 2>&1; rc=$?
@@ -393,7 +405,10 @@ if [ -n "$MODS" ]; then
 	echo "ENV{NVME_VWC_SYNC_MODULES_DIR}=\"$MODS\"" >/etc/udev/rules.d/00-t700-modules-dir.rules
 fi
 s2=$(seq "$ns")
+udev_marker_start
 start_udev
+# (not passed by rules that never ran: the test's marker rule ran for it)
+fact check_eq "coldplug: udevd ran the rules for $lst's add event" "$(udev_marks add "$lst")" 1
 check_eq "coldplug: restored controller left alone until the next boot" "$(wz "$ns") $(seq "$ns")" "$wz0 $s2"
 check_eq "coldplug: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 
@@ -401,7 +416,7 @@ check_eq "coldplug: unlisted controller never rebound" "$(seq "$uns")" "$us0"
 host "drive_add 0 if=none,id=hp0,file={dir}/spare0.img,format=raw"
 sleep 1
 host "device_add nvme,id=nvhp,serial=VWCHP,drive=hp0,bus=rp0"
-wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
+fact wait_for "hot-add: controller appears" 30 ctrl_by_serial VWCHP
 hp=$(ctrl_by_serial VWCHP)
 wait_for - 20 ns_of "$hp"
 udevadm settle --timeout=60
@@ -418,6 +433,7 @@ check_eq "restore --all: exit 0" "$rc" 0
 hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp")
 check_eq "restore --all: hot-added drive has Write Zeroes back" "$(wz "$hpns")" "$wz0"
 if [ -n "$nvmemod" ]; then
+	plan 7
 	# The hot-added drive is a twin (same IDs): the admin unbinds it (for vfio,
 	# SPDK). new_id for the listed one must not bind it, nor a replayed add.
 	hpaddr=$(basename "$(readlink -f /sys/class/nvme/$hp/device)")
@@ -427,13 +443,15 @@ if [ -n "$nvmemod" ]; then
 	check_eq "twin left unbound: quirks on the listed drive exit 0, Write Zeroes off" "$rc $(wz "$ns")" "0 0"
 	check_cmd "twin left unbound: new_id did not bind it" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
 	check_eq "twin: its driver_override is clear again" "$(cat /sys/bus/pci/devices/$hpaddr/driver_override)" "(null)"
+	m0=$(udev_marks add "$hpaddr")
 	udevadm trigger --action=add "/sys/bus/pci/devices/$hpaddr"
 	udevadm settle --timeout=60
+	fact check_eq "twin: udevd ran the rules for the replayed add" "$(($(udev_marks add "$hpaddr") - m0))" 1
 	check_cmd "twin: udevadm trigger --action=add leaves it unbound" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
 	$tool restore "$lst" >/tmp/r.out 2>&1
 	echo "$hpaddr" >/sys/bus/pci/drivers/nvme/bind
 	hp_back() { _c=$(ctrl_by_serial VWCHP) && ns_of "$_c" >/dev/null; }
-	wait_for "twin bound again by hand" 20 hp_back
+	fact wait_for "twin bound again by hand" 20 hp_back
 	udevadm settle --timeout=60
 	$tool restore --all >/tmp/r.out 2>&1
 	hp=$(ctrl_by_serial VWCHP); hpns=$(ns_of "$hp"); lst=$(ctrl_by_serial VWC0); ns=$(ns_of "$lst")
@@ -444,6 +462,7 @@ fi
 # the root file system is mounted: every listed controller, no argument
 pm=$(ls /usr/local/share/initramfs-tools/scripts/init-premount/nvme-vwc-sync /usr/share/initramfs-tools/scripts/init-premount/nvme-vwc-sync 2>/dev/null | head -n 1)
 if [ -n "$pm" ]; then
+	plan 4
 	sh "$pm" >/tmp/pm.out 2>&1; rc=$?
 	check_eq "init-premount script: exit 0" "$rc" 0
 	info "init-premount script said: $(tr '\n' '|' </tmp/pm.out)"
@@ -454,6 +473,7 @@ if [ -n "$pm" ]; then
 	$tool restore --all >/tmp/r.out 2>&1
 	check_eq "restore --all after the script" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
 	if [ -n "$nvmemod" ]; then
+		plan 3
 		# The initramfs when the kernel refuses every bind (bind and
 		# drivers_probe masked): the script names the controllers left
 		# unbound, and never says "booting on".
@@ -482,6 +502,7 @@ if [ -n "$pm" ]; then
 		check_eq "init-premount script, no bind possible: afterwards Write Zeroes back on both" "$(wz "$ns") $(wz "$(ns_of "$(ctrl_by_serial VWCHP)")")" "$wz0 $wz0"
 	fi
 else
+	plan 1
 	fail "init-premount script" "not installed"
 fi
 # Module reload with a record present (nvme a module): the dynamic ID goes
@@ -489,6 +510,7 @@ fi
 # add event, which must find the record stale and add the ID again, with
 # one rebind and no unbind/rebind loop.
 if [ -e /sys/module/nvme/initstate ]; then
+	plan 6
 	$tool quirks "$lst" >/tmp/q.out 2>&1
 	info "reload: quirks before said: $(tr '\n' '|' </tmp/q.out)"
 	# the snippet would apply the quirk by itself after the reload (the

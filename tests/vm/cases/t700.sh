@@ -12,6 +12,7 @@
 # merged value as the module parameter; a later file that overrides ours
 # is reported; restore undoes it all.
 . /vwc/guest/lib.sh
+plan 28
 
 modprobe() { ln -sf /usr/bin/kmod /tmp/modprobe; /tmp/modprobe "$@"; }
 c=$(ctrl_by_serial VWC0)
@@ -20,12 +21,12 @@ q=/sys/block/$ns/queue
 # an installed system's namespace: GPT, two partitions; the zeroing runs on
 # the second, as a user's would
 printf 'label: gpt\nsize=16MiB\n,\n' | /usr/sbin/sfdisk -q "/dev/$ns" >/tmp/sf.out 2>&1 || info "sfdisk: $(cat /tmp/sf.out)"
-wait_for "GPT: two partitions on $ns" 10 test -e "/sys/block/$ns/${ns}p2"
+fact wait_for "GPT: two partitions on $ns" 10 test -e "/sys/block/$ns/${ns}p2"
 part=${ns}p2
 partnode() { [ -b "/dev/$part" ] || mknod "/dev/$part" b $(tr : ' ' <"/sys/block/$ns/$part/dev"); }
 partnode
-check_eq "nvme is a module" "$(cat /sys/module/nvme/initstate 2>/dev/null)" live
-check_cmd "kernel has the nvme quirks parameter" test -e /sys/module/nvme/parameters/quirks
+fact check_eq "nvme is a module" "$(cat /sys/module/nvme/initstate 2>/dev/null)" live
+fact check_cmd "kernel has the nvme quirks parameter" test -e /sys/module/nvme/parameters/quirks
 info "before: write_zeroes_max_bytes=$(cat $q/write_zeroes_max_bytes) unmap=$(cat $q/write_zeroes_unmap_max_bytes 2>/dev/null) quirks=$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"
 zero_ms() {
 	_t0=$(/usr/bin/date +%s%N)
@@ -34,7 +35,7 @@ zero_ms() {
 }
 before_ms=$(zero_ms)
 wzb=$(cat $q/write_zeroes_max_bytes)
-[ "$wzb" != 0 ] && pass "before: Write Zeroes offload in use ($wzb)" || fail "before: offload" "$wzb"
+if [ "$wzb" != 0 ]; then fact pass "before: Write Zeroes offload in use ($wzb)"; else fact fail "before: offload" "$wzb"; fi
 
 nvme-vwc-sync audit -o json >/tmp/a0.json
 check_eq "no quirk match before the admin entry" "$(jq -r ".controllers[] | select(.name==\"$c\") | .quirks_hwdb | length" /tmp/a0.json)" 0
@@ -50,7 +51,7 @@ grep -q "quirk database: disable_write_zeroes; kernel: NOT active" /tmp/a1.out &
 # (libkmod): a vendor snippet in /usr/lib/modprobe.d (reached through
 # /lib -> usr/lib, as on Debian), then the admin's in /run/modprobe.d,
 # which sorts later and wins.
-check_eq "/lib is the usr/lib link (merged /usr)" "$(readlink /lib)" usr/lib
+fact check_eq "/lib is the usr/lib link (merged /usr)" "$(readlink /lib)" usr/lib
 mkdir -p /etc/modprobe.d /run/modprobe.d /usr/lib/modprobe.d
 printf 'options nvme quirks=1234:5678:no_apst\n' >/usr/lib/modprobe.d/40-vendor.conf
 nvme vwc quirks --dry-run >/tmp/q0.out 2>&1
@@ -69,8 +70,8 @@ grep -q "already up to date" /tmp/q2.out && pass "quirks: idempotent re-run" || 
 # module reload (same as the reboot the snippet is for)
 rmmod nvme && pass "rmmod nvme" || fail "rmmod nvme" "busy?"
 check_cmd "modprobe nvme (kmod: /etc, /run, /lib modprobe.d)" modprobe nvme
-wait_for "namespace back" 20 test -e "/sys/block/$ns"
-wait_for "partitions back" 20 test -e "/sys/block/$ns/$part"
+fact wait_for "namespace back" 20 test -e "/sys/block/$ns"
+fact wait_for "partitions back" 20 test -e "/sys/block/$ns/$part"
 partnode
 check_eq "module parameter holds the merged quirks" "$(cat /sys/module/nvme/parameters/quirks)" "8086:5845:bogus_nid-1b36:0010:disable_write_zeroes"
 grep -qx disable_write_zeroes "/sys/class/nvme/$c/quirks" && pass "kernel quirk disable_write_zeroes active" || fail "kernel quirk active" "$(cat /sys/class/nvme/$c/quirks | tr '\n' ,)"

@@ -10,6 +10,7 @@
 # The file is printed between VWC-BEGIN/END prom for the host's
 # `promtool check metrics` (tests/fleet/check-prom-log.sh).
 . /vwc/guest/lib.sh
+plan 8
 N=${VWC_TEXTFILE_ROUNDS:-10}
 off=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$off")

@@ -6,18 +6,23 @@
 #
 # valgrind memcheck on the sidecar over N Set Features 06h events (1000,
 # or /usr/share/vwc-test/valgrind-events; nvme set-feature toggling WCE,
-# every 10th toggle waits for the sidecar to follow): 0 errors, 0 bytes
-# definitely or indirectly lost at exit.
+# every 10th event is a checkpoint: WCE=1 must be followed by write back
+# and WCE=0 by write through, all of them, so that a sidecar that died or
+# stopped following fails here rather than idling to the expected state):
+# 0 errors, 0 bytes definitely or indirectly lost at exit, the sidecar
+# alive until SIGTERM and stopping on it.
 . /vwc/guest/lib.sh
 
 # tests/sanitize/valgrind.sh ships valgrind as a tar in the install tree
 [ -f /usr/share/vwc-test/valgrind.tar.gz ] &&
 	tar -xzf /usr/share/vwc-test/valgrind.tar.gz -C /
 if ! command -v valgrind >/dev/null 2>&1; then
+	plan 1
 	skip "valgrind memcheck on the sidecar" "valgrind not in the image"
 	finish
 	exit 0
 fi
+plan 8
 off=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$off")
 mkdir -p /run/udev
@@ -38,6 +43,7 @@ valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --track-fds=no \
 	--log-file=/tmp/vg.log nvme-vwc-sync watch -v >/tmp/watch.log 2>&1 &
 pid=$!
+pstart=$(proc_start "$pid")
 # by the clock, not by poll ticks: the guest is slow under valgrind
 start=$(date +%s)
 while ! wt; do
@@ -60,19 +66,27 @@ info "sidecar under valgrind up after $(cut -d' ' -f1 /proc/uptime) s of uptime"
 
 events=$(cat /usr/share/vwc-test/valgrind-events 2>/dev/null || echo 1000)
 t0=$(date +%s)
-i=0 lagged=0
+i=0 lagged=0 points=0
 while [ $i -lt $((events / 2)) ]; do
-	nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
-	nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
 	i=$((i + 1))
+	nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
 	if [ $((i % 5)) -eq 0 ]; then
+		# a checkpoint: both directions followed
+		points=$((points + 1))
+		until_s 60 wb || lagged=$((lagged + 1))
+		nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
 		until_s 60 wt || lagged=$((lagged + 1))
+	else
+		nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
 	fi
 done
 t1=$(date +%s)
+info "$events Set Features in $((t1 - t0)) s; $lagged of $((2 * points)) checkpoint waits timed out"
+check_eq "valgrind: every checkpoint followed, WCE=1 and WCE=0 ($points of $((events / 10)))" \
+	"$points checkpoints, $lagged missed" "$((events / 10)) checkpoints, 0 missed"
 until_s 120 wt
 check_eq "valgrind: after $events Set Features: write through" "$(cat /sys/block/$ns/queue/write_cache)" "write through"
-info "$events Set Features in $((t1 - t0)) s; $lagged of $((events / 10)) checkpoints timed out"
+check_alive "valgrind: the sidecar is alive after $events Set Features" "$pid" "$pstart"
 
 kill -TERM "$pid"
 until_s 300 sh -c "! kill -0 $pid 2>/dev/null"
@@ -85,7 +99,8 @@ def=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' /tmp/vg.log | tail 
 ind=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes.*/\1/p' /tmp/vg.log | tail -n 1)
 # no leak summary at all means nothing was allocated at exit: 0 lost
 grep -q 'All heap blocks were freed' /tmp/vg.log && def=0 ind=0
-check_eq "valgrind: sidecar exit status" "$rc" 0
+check_eq "valgrind: sidecar exit status on SIGTERM, and its stopping line" \
+	"$rc $(grep -c 'signal 15: stopping' /tmp/watch.log)" "0 1"
 check_eq "valgrind: 0 errors" "${errs:-none}" 0
 check_eq "valgrind: 0 bytes definitely lost" "${def:-none}" 0
 check_eq "valgrind: 0 bytes indirectly lost" "${ind:-none}" 0

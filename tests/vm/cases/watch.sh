@@ -4,8 +4,12 @@
 # kernels: 6.1 6.12 7.2
 #
 # The sidecar: raw Set Features 06h from another tool, controller reset,
-# namespace rescan; idle CPU, descriptors, clean stop.
+# namespace rescan; idle CPU, descriptors, clean stop. Each check of the
+# sidecar's idle CPU and descriptors first proves it is still the process
+# started here (a dead one reads as 0 ticks and 0 descriptors), the 50
+# toggles are counted, and the clean stop needs a sidecar alive at SIGTERM.
 . /vwc/guest/lib.sh
+plan 16
 
 off=$(ctrl_by_serial VWC0)
 on=$(ctrl_by_serial VWC1)
@@ -14,8 +18,8 @@ nson=$(ns_of "$on")
 mkdir -p /run/udev
 systemd-udevd --daemon --resolve-names=never >/dev/null 2>&1 && udevadm settle --timeout=10
 
-nvme-vwc-sync watch -v -v >/tmp/watch.log 2>&1 &
-pid=$!
+sidecar_start /tmp/watch.log -v -v
+pid=$SC_PID
 wait_for "watch: initial sync puts WCE-off namespace in write through" 10 sh -c "[ \"\$(cat /sys/block/$ns/queue/write_cache)\" = 'write through' ]"
 check_eq "watch: WCE-on namespace stays write back" "$(wc "$nson")" "write back"
 
@@ -61,31 +65,32 @@ quiet() {
 
 # idle: no CPU, and descriptors stable over many events
 quiet
-fds0=$(ls /proc/$pid/fd | command wc -l)
-t0=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+sidecar_alive "watch: sidecar alive before the idle checks"
+fds0=$(proc_fds "$pid")
+t0=$(proc_cpu "$pid")
 sleep 15
-t1=$(awk '{ print $14 + $15 }' /proc/$pid/stat)
+t1=$(proc_cpu "$pid")
+sidecar_alive "watch: sidecar alive after 15 s idle"
 info "sidecar CPU ticks over 15 s idle: $((t1 - t0)) (clock ticks of $(getconf CLK_TCK 2>/dev/null || echo 100) Hz)"
 check_eq "idle: no CPU time over 15 s" "$((t1 - t0))" 0
-i=0
+i=0 followed=0
 while [ $i -lt 25 ]; do
 	nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
-	wait_for - 5 wb
+	wait_for - 5 wb && followed=$((followed + 1))
 	nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
-	wait_for - 5 wt
+	wait_for - 5 wt && followed=$((followed + 1))
 	i=$((i + 1))
 done
+check_eq "50 toggles: each followed within 5 s" "$followed" 50
 # let the last events' evaluations end (each holds the lock file open)
 # and the controller's descriptor be let go as before
 quiet
-fds1=$(ls /proc/$pid/fd | command wc -l)
+sidecar_alive "watch: sidecar alive after 50 toggles"
+fds1=$(proc_fds "$pid")
 info "sidecar fds before/after 50 toggles: $fds0/$fds1; RSS $(awk '/VmRSS/ { print $2 }' /proc/$pid/status) kB"
 check_eq "no descriptor leak over 50 toggles" "$fds1" "$fds0"
 check_eq "after 50 toggles: write through" "$(wc "$ns")" "write through"
 
-kill -TERM "$pid"
-wait_for - 5 sh -c "! kill -0 $pid 2>/dev/null"
-wait "$pid"; rc=$?
-check_eq "SIGTERM: clean exit 0" "$rc" 0
+sidecar_stop "SIGTERM: clean exit 0"
 info "watch log tail: $(tail -n 3 /tmp/watch.log | tr '\n' '|')"
 finish

@@ -156,3 +156,60 @@ wct_all_within() {
 	[ "$(wct_field "$_s" n)" = "$2" ] && [ "$(wct_field "$_s" timeouts)" = 0 ] &&
 		awk -v m="$(wct_field "$_s" max)" -v l="$3" 'BEGIN { exit !(m != "" && m < l) }'
 }
+
+# The sidecar of a case (liveness: tests/lib/guest.sh):
+#   sidecar_start LOG [ARGS...]  nvme-vwc-sync watch ARGS in the background,
+#     its output in LOG; sets SC_PID, SC_START (its start time) and SC_LOG
+#   sidecar_alive NAME           one check: it is still that process
+#   sidecar_stop NAME            one check: it was still that process when
+#     SIGTERM was sent, and it ended on it within 5 s with exit 0 (a
+#     sidecar that had ended before, even with 0, fails)
+sidecar_start() {
+	SC_LOG=$1
+	shift
+	nvme-vwc-sync watch "$@" >"$SC_LOG" 2>&1 &
+	SC_PID=$!
+	SC_START=$(proc_start "$SC_PID")
+}
+_sc_ended() { _st=$(proc_stat "$SC_PID"); [ -z "$_st" ] || [ "${_st%% *}" = Z ]; }
+sidecar_alive() { check_alive "$1" "$SC_PID" "$SC_START"; }
+sidecar_stop() {
+	_ss=$(proc_stat "$SC_PID")
+	if [ -z "$_ss" ] || [ "${_ss%% *}" = Z ] || [ "${_ss#* }" != "$SC_START" ]; then
+		wait "$SC_PID"
+		_rc=$?
+		fail "$1" "the sidecar (pid $SC_PID) had ended before SIGTERM (exit $_rc): $(tail -n 3 "$SC_LOG" | tr '\n' '|')"
+		return 1
+	fi
+	kill -TERM "$SC_PID"
+	if ! wait_for - 5 _sc_ended; then
+		fail "$1" "still running 5 s after SIGTERM"
+		kill -KILL "$SC_PID"
+		wait "$SC_PID"
+		return 1
+	fi
+	wait "$SC_PID"
+	_rc=$?
+	check_eq "$1" "exit $_rc" "exit 0"
+}
+
+# Proof that udevd ran the rules for an event (an opt-out check that
+# finds the drive unchanged proves nothing without it):
+#   udev_marker_start   a rule of the test's own, read after the project's,
+#                       that appends "ACTION KERNEL" to /tmp/udev-marker for
+#                       every nvme, block and PCI event udevd runs the
+#                       rules for (before start_udev, or with udevd running)
+#   udev_marks ACTION KERNEL   how many such lines there are
+#   udev_queues ACTION SYSPATH TEXT   udevadm test says the rules queue a
+#                       RUN program holding TEXT for ACTION on SYSPATH
+udev_marker_start() {
+	mkdir -p /run/udev/rules.d
+	{
+		echo 'SUBSYSTEM=="nvme|block", KERNEL=="nvme*", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/tmp/udev-marker'\''"'
+		echo 'SUBSYSTEM=="pci", RUN+="/bin/sh -c '\''echo $env{ACTION} $kernel >>/tmp/udev-marker'\''"'
+	} >/run/udev/rules.d/99-vwc-test-marker.rules
+	: >>/tmp/udev-marker
+	udevadm control --reload 2>/dev/null || true
+}
+udev_marks() { grep -c "^$1 $2\$" /tmp/udev-marker; }
+udev_queues() { udevadm test --action="$1" "$2" 2>&1 | grep -F "$3" | grep -qv 'Reading\|Parsing'; }

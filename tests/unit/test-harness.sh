@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The test harness's own checks must be able to fail: the plan (a run that
+# ran more or fewer checks than it declared, or declared none, fails),
+# facts counted apart from product checks, the distinct figures, the
+# liveness check on a dead or replaced process, and the skip judge under
+# CI (an allowed skip passes, any other fails, a skip counted but not
+# named fails). TAP.
+# Usage: test-harness.sh TESTS-DIR (the repository's tests/)
+D=${1:?usage: test-harness.sh TESTS-DIR}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# shellcheck source=../lib/qemu.sh
+. "$D/lib/qemu.sh"
+# shellcheck source=../lib/skips.sh
+VWC_SKIPS_ALLOW=$T/allow . "$D/lib/skips.sh"
+n=0 failed=0
+t() { # NAME COMMAND...: ok when COMMAND succeeds
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name"
+		sed 's/^/# /' "$T/out" 2>/dev/null
+		failed=1
+	fi
+}
+# guest CASE-BODY: a guest run's serial log from sh with tests/lib/guest.sh
+guest() { sh -c ". '$D/lib/guest.sh'; $1" >"$T/log" 2>&1; }
+results() { VWC_INFO=0 vq_results "$T/log" "[k] c:" "$T/names" >"$T/out"; }
+
+guest 'plan 2; pass a; check_eq b 1 1; finish'
+results
+t "plan met: no failure" [ "$VQ_FAILED/$VQ_PASSED/$VQ_PLAN" = 0/2/2 ]
+guest 'plan 3; pass a; true && false && pass b; pass c; finish'
+results
+t "a check behind a failed && leaves the plan short: one failure" [ "$VQ_FAILED" = 1 ]
+t "the failure names the plan" grep -q '^\[k\] c: FAIL plan: 3 planned, 2 ran' "$T/out"
+guest 'plan 2; for x in $EMPTY; do pass "loop $x"; done; pass a; pass b; pass c; finish'
+results
+t "more checks than planned: one failure" grep -q 'FAIL plan: 2 planned, 3 ran' "$T/out"
+guest 'pass a; finish'
+results
+t "no plan: one failure" grep -q 'FAIL plan: the run declared no plan' "$T/out"
+guest 'plan 1; plan 2; pass a; pass b; skip c why; finish'
+results
+t "plans add up; a skip is a check" [ "$VQ_FAILED/$VQ_PLAN/$VQ_SKIPPED" = 0/3/1 ]
+guest 'plan 2; pass a'
+results
+t "no DONE: the plan is not judged (the caller fails the run)" [ "$VQ_FAILED/$VQ_DONE" = 0/0 ]
+
+: >"$T/names"
+guest 'plan 6; fact pass k; fact check_eq q 1 1; pass p; pass p; check_eq "nvme0n1 r" 1 1; check_eq "nvme1n1 r" 1 1; finish'
+results
+t "facts apart: 2 of 6 passes" [ "$VQ_FACTS/$VQ_PASSED" = 2/6 ]
+t "a failed fact is a failure" bash -c "sh -c \". '$D/lib/guest.sh'; fact check_eq k 1 2\" | grep -q '^VWC-TEST: FAIL \[fact\] k:'"
+t "figures: raw and distinct (a repeated name, a number in it)" [ "$(vq_figures "$T/names" x:)" = "x: product checks 4 (2 distinct), harness facts 2 (2 distinct)" ]
+guest 'facts_case; plan 2; pass a; fact pass b; finish'
+t "facts_case marks every check" [ "$(grep -c 'PASS \[fact\]' "$T/log")" = 2 ]
+
+guest 'sleep 30 & p=$!; s=$(proc_start $p); check_alive alive $p "$s"; kill $p; wait $p; check_alive dead $p "$s"; sleep 30 & q=$!; check_alive other $q 1; kill $q'
+t "check_alive: a live process passes" grep -q '^VWC-TEST: PASS alive$' "$T/log"
+t "check_alive: a dead one fails" grep -q '^VWC-TEST: FAIL dead: pid [0-9]* is not running' "$T/log"
+t "check_alive: another start time fails" grep -q '^VWC-TEST: FAIL other: got' "$T/log"
+
+printf '%s\n' '[*] ok: SKIP x: no loop driver*' >"$T/allow"
+printf '%s\n' '[6.1] ok: SKIP x: no loop driver here' '[6.1] bad: SKIP y: valgrind not in the image' >"$T/skips.out"
+CI=true skips_judge vm "$T/skips.out" 2 >"$T/out"
+t "under CI: an allow-list line without a reason is an error" [ "$SKIPS_BAD" = 2 ]
+printf '%s\n' 'vm: [*] ok: SKIP x: no loop driver* => cloud kernels ship no loop module' >"$T/allow"
+CI=true skips_judge vm "$T/skips.out" 2 >"$T/out"
+t "under CI: the allowed skip passes, the other fails" [ "$SKIPS_BAD" = 1 ]
+t "under CI: the failure names the skip" grep -q 'FAIL vm: a skip under CI .*valgrind not in the image' "$T/out"
+CI=true skips_judge vm "$T/skips.out" 4 >"$T/out"
+t "under CI: skips counted but not named fail" [ "$SKIPS_BAD" = 3 ]
+CI= skips_judge vm "$T/skips.out" 2 >"$T/out"
+t "outside CI: no skip fails" [ "$SKIPS_BAD" = 0 ]
+printf '%s\n' 'ok 3 - promtool: fleet serial logs # SKIP no fleet log given' >"$T/skips.out"
+CI=true skips_judge fleet "$T/skips.out" 1 >"$T/out"
+t "under CI: a TAP skip is judged too" [ "$SKIPS_BAD" = 1 ]
+echo "1..$n"
+exit "$failed"
