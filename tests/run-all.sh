@@ -26,7 +26,7 @@ REPO=$PWD
 . tests/lib/skips.sh
 
 # Every suite, in the order they run.
-SUITES=(unit model vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind coverage)
+SUITES=(unit model vm system fleet piuparts autopkgtest compat rpm analyze fuzz sanitize valgrind mutants coverage)
 want=()
 while [ "$#" -gt 0 ]; do
 	case $1 in
@@ -261,6 +261,7 @@ cmd_analyze() { bash tests/analyze/run.sh "$BUILD/analyze"; }
 cmd_fuzz() { bash tests/fuzz/run.sh "$BUILD/fuzz" 20; }
 cmd_sanitize() { bash tests/sanitize/run.sh "$BUILD/sanitize" "$(bash scripts/fetch-nvme-cli.sh)"; }
 cmd_valgrind() { bash tests/sanitize/valgrind.sh "$BUILD/valgrind"; }
+cmd_mutants() { VWC_MUTANT_DIR=$BUILD/mutants bash tests/mutants/run.sh; }
 declare -A lane_title=(
 	[fleet]="ansible playbook, promtool"
 	[piuparts]="install, purge, upgrade 0.1.0 -> next; bookworm, trixie"
@@ -271,13 +272,14 @@ declare -A lane_title=(
 	[fuzz]="libFuzzer harnesses of the parsers, 20 s each"
 	[sanitize]="ASan+UBSan: unit tests; VM core and watch on 7.2"
 	[valgrind]="memcheck on the sidecar over 1000 Set Features, VM 7.2"
+	[mutants]="the invariant broken on purpose, one way a build: each caught"
 )
 # MINUTES each may take, side by side with the other lane: about 1.5
 # times what it took so on this machine with warm caches
 declare -A lane_may=([fleet]=5 [piuparts]=3 [autopkgtest]=3 [compat]=6 [rpm]=1
-	[analyze]=3 [fuzz]=3 [sanitize]=6 [valgrind]=5)
+	[analyze]=3 [fuzz]=3 [sanitize]=6 [valgrind]=5 [mutants]=8)
 LANE_BG=(analyze fuzz)
-LANE_A=(compat sanitize valgrind)
+LANE_A=(compat sanitize valgrind mutants)
 LANE_B=(fleet piuparts autopkgtest rpm)
 
 # lane NAME...: run each wanted suite that may still end within the
