@@ -7,9 +7,6 @@
 # The admin-command edge behaves the same on the libnvme 1.x and
 # libnvme3 backends. tests/compat/ioctl-shim.c (LD_PRELOAD) logs every
 # admin passthrough and makes chosen ones fail. /etc/vwc-compat/expect
-# 11 checks per backend, and one comparison per backend after the first
-nb=$(echo $VWC_BACKENDS | command wc -w)
-plan $((12 * nb - 1))
 # names the binaries:
 #	VWC_BACKENDS	"NAME=PATH ..." standalone nvme-vwc-sync per backend
 #	VWC_SHIM	the shim
@@ -28,6 +25,9 @@ if [ ! -r /etc/vwc-compat/expect ]; then
 	exit 1
 fi
 . /etc/vwc-compat/expect
+# 11 checks per backend, and one comparison per backend after the first
+nb=$(echo $VWC_BACKENDS | command wc -w)
+plan $((12 * nb - 1))
 
 off=$(ctrl_by_serial VWC0)
 nsoff=$(ns_of "$off")

@@ -17,6 +17,8 @@
 # stayed open for the process's life (module pinned, removed controllers
 # kept alive).
 . /vwc/guest/lib.sh
+# 12 checks on every path, and 5 more (or 1) as rmmod nvme goes
+plan 12
 
 if [ -r /etc/vwc-compat/expect ]; then
 	. /etc/vwc-compat/expect
@@ -70,6 +72,7 @@ wait_for "both controllers' descriptors released when idle" 20 released 2
 no_fds "after the idle release: no descriptor of an NVMe node held"
 
 if rmmod nvme 2>/tmp/rmmod.err; then
+	plan 5
 	pass "rmmod nvme: not refused because of the sidecar"
 	wait_for "the controllers are gone" 10 none_left
 	alive && pass "the sidecar keeps running without nvme" || fail "the sidecar keeps running without nvme" "$(tail -n 3 /tmp/watch.log)"
@@ -77,6 +80,7 @@ if rmmod nvme 2>/tmp/rmmod.err; then
 	wait_for "modprobe nvme: the controllers are back" 20 both_live
 	wait_for "the controllers back: the WCE-off namespace synced again" 20 wtoff
 else
+	plan 1
 	fail "rmmod nvme: not refused because of the sidecar" "$(cat /tmp/rmmod.err); sidecar holds: $(nvme_fds | tr '\n' ' ')"
 	lsmod | grep -w nvme | while read -r l; do info "lsmod: $l"; done
 fi

@@ -12,6 +12,8 @@
 # (the safety net is 600 s away). Before: the cause was logged at info
 # (not shown) and nothing tried again until the next event or safety net.
 . /vwc/guest/lib.sh
+# the fixture's check, and 7 for each of the two causes
+plan 15
 
 c=$(ctrl_by_serial VWC0)
 ns=$(ns_of "$c")
@@ -67,8 +69,8 @@ full_mend() { mount -o remount,nr_inodes=1000 "$D"; }
 
 mkdir -p "$D"
 ro_break && ro_mend && umount "$D" && full_break && ! touch "$D/x" 2>/dev/null &&
-	pass "fixture: a read-only and a full tmpfs on $D" ||
-	fail "fixture: a read-only and a full tmpfs on $D" "$(mount | grep "$D")"
+	fact pass "fixture: a read-only and a full tmpfs on $D" ||
+	fact fail "fixture: a read-only and a full tmpfs on $D" "$(mount | grep "$D")"
 umount "$D" 2>/dev/null
 
 run_case "read-only /run" "Read-only file system" ro_break ro_mend

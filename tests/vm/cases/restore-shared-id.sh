@@ -19,6 +19,8 @@
 # 7.2 only: with QEMU's own table entry, 6.1 refuses the dynamic ID (see
 # t700-dynid.sh).
 . /vwc/guest/lib.sh
+# hwdb 1; each apply 3; the first restore 7, the second 5
+plan 19
 
 D=/run/nvme-vwc-sync
 wz() { cat "/sys/block/$1/queue/write_zeroes_max_bytes"; }
