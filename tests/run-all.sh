@@ -206,12 +206,37 @@ figures() {
 
 # run NAME MINUTES TITLE CMD...: run suite NAME (if wanted) when it may still
 # end within the run's budget: VWC_TIME_BUDGET minutes from the start,
-# default 85 (CI stops a run at 90). MINUTES is what it may take: about 1.5
-# times what it took on this 2-core machine with warm caches. A suite
-# that does not fit is never left out quietly: under CI (CI=true) it is a
-# failure, said by name, and the run fails; elsewhere it is one skip, said
-# by name.
+# default 85 (CI stops a run at 90). What it may take is 1.25 times what
+# it took in the last run on this machine ($VWC_CACHE_DIR/suite-times,
+# "NAME SECONDS", written as each suite ends), plus a minute; MINUTES
+# (what it may take with nothing measured: a new machine, empty caches)
+# only when the machine never ran it. A suite that does not fit is never
+# left out quietly: under CI (CI=true) it is a failure, said by name, and
+# the run fails; elsewhere it is one skip, said by name.
 BUDGET_MIN=${VWC_TIME_BUDGET:-85}
+SUITE_TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/suite-times
+# may NAME MINUTES: the minutes suite NAME may take (above)
+may() {
+	local t
+	t=$(awk -v n="$1" '$1 == n { t = $2 } END { print t + 0 }' "$SUITE_TIMES" 2>/dev/null || echo 0)
+	if [ "${t:-0}" -gt 0 ]; then
+		echo $(((t * 5 / 4 + 59) / 60 + 1))
+	else
+		echo "$2"
+	fi
+}
+# measured NAME SECONDS: note what suite NAME took, for the next run's may
+# (not when VWC_CASES or VWC_KERNELS narrow what a suite runs; the lanes
+# write at once, one at a time under the file's lock)
+measured() {
+	[ -z "${VWC_CASES:-}${VWC_KERNELS:-}" ] || return 0
+	mkdir -p "$(dirname "$SUITE_TIMES")" 2>/dev/null || return 0
+	(
+		flock 9
+		{ grep -v "^$1 " "$SUITE_TIMES" 2>/dev/null; echo "$1 $2"; } >"$SUITE_TIMES.new" &&
+			mv "$SUITE_TIMES.new" "$SUITE_TIMES" || rm -f "$SUITE_TIMES.new"
+	) 9>>"$SUITE_TIMES.lock"
+}
 # not_run NAME USED_MIN MAY_MIN: suite NAME did not fit the budget
 not_run() {
 	if [ "${CI:-}" = true ]; then
@@ -223,16 +248,20 @@ not_run() {
 	times+=("$1 not run")
 }
 run() {
-	local name=$1 may=$2 title=$3 used
+	local name=$1 m title=$3 used t0 rc=0
+	m=$(may "$1" "$2")
 	shift 3
 	wanted "$name" || return 0
 	step "$name ($title)"
 	used=$((SECONDS / 60))
-	if [ $((used + may)) -gt "$BUDGET_MIN" ]; then
-		not_run "$name" "$used" "$may"
+	if [ $((used + m)) -gt "$BUDGET_MIN" ]; then
+		not_run "$name" "$used" "$m"
 		return 0
 	fi
-	timed "$name" "$@"
+	t0=$SECONDS
+	timed "$name" "$@" || rc=$?
+	measured "$name" $((SECONDS - t0))
+	return "$rc"
 }
 
 # The host-side suites run in lanes, each lane one suite after another,
@@ -290,13 +319,14 @@ lane() {
 	for name in "$@"; do
 		wanted "$name" || continue
 		rm -f "$BUILD/$name.lane"
-		if [ $((SECONDS / 60 + ${lane_may[$name]})) -gt "$BUDGET_MIN" ]; then
+		if [ $((SECONDS / 60 + $(may "$name" "${lane_may[$name]}"))) -gt "$BUDGET_MIN" ]; then
 			echo "over $((SECONDS / 60))" >"$BUILD/$name.lane"
 			continue
 		fi
 		t0=$SECONDS rc=0
 		"cmd_$name" >"$BUILD/$name.out" 2>&1 || rc=$?
 		echo "ran $((SECONDS - t0)) $rc" >"$BUILD/$name.lane"
+		measured "$name" $((SECONDS - t0))
 	done
 }
 
@@ -374,7 +404,7 @@ for name in "${SUITES[@]}"; do
 		cat "$BUILD/$name.out"
 		count "$name" "$rc"
 		times+=("$name $n s") ;;
-	over) not_run "$name" "$n" "${lane_may[$name]}" ;;
+	over) not_run "$name" "$n" "$(may "$name" "${lane_may[$name]}")" ;;
 	*) broken "$name (its lane left no result)" ;;
 	esac
 done
