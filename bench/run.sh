@@ -19,7 +19,9 @@
 #   bench/io-cost.sh, saved as bench/results/NAME-TAG.txt), soak-30min (the
 #   VM case soak's fault injection for 30 minutes: with -k 7.2-generic or
 #   6.1-generic), and sched (the fast path thread's scheduling,
-#   none/nice/fifo, by the sidecar's share of the reaction; per kernel).
+#   none/nice/fifo, by the sidecar's share of the reaction; per kernel),
+#   faults-all (the VM case faults at every step of every command, each
+#   with the next fault kind in turn; per kernel, about 15 min under TCG).
 #   bench/README.md lists them with their results.
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
