@@ -440,7 +440,8 @@ if [ -n "$nvmemod" ]; then
 	echo "$hpaddr" >/sys/bus/pci/drivers/nvme/unbind
 	udevadm settle --timeout=30
 	$tool quirks "$lst" >/tmp/q.out 2>&1; rc=$?
-	check_eq "twin left unbound: quirks on the listed drive exit 0, Write Zeroes off" "$rc $(wz "$ns")" "0 0"
+	check_eq "twin left unbound: quirks on the listed drive exit 0, Write Zeroes off" "$rc $(wz "$ns")" "0 0" ||
+		info "twin left unbound: quirks said: $(tr '\n' '|' </tmp/q.out)"
 	check_cmd "twin left unbound: new_id did not bind it" test ! -e "/sys/bus/pci/devices/$hpaddr/driver"
 	check_eq "twin: its driver_override is clear again" "$(cat /sys/bus/pci/devices/$hpaddr/driver_override)" "(null)"
 	m0=$(udev_marks add "$hpaddr")

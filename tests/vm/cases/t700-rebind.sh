@@ -12,8 +12,11 @@
 # who may hold the controller's own device when it is rebound.
 #
 # A signal during the unbind: strace holds the write of the PCI address to
-# the nvme driver's unbind file for 6 s at its exit (-P: that file alone;
+# the nvme driver's unbind file for 8 s at its exit (-P: that file alone;
 # the unbind is done, the write has not returned), the signal is sent then.
+# strace logs the write's return as the hold begins, a moment after the
+# function shows unbound in sysfs: the case waits for that line (at most
+# 4 s, well inside the hold) before it signals.
 # The strace log (-y names each descriptor's file) shows which write was
 # held and where the signal was delivered. SIGTERM, SIGINT, SIGHUP and
 # SIGPIPE must leave the controller bound again with its namespace, the
@@ -73,13 +76,13 @@ t700_setup "$lst" >/tmp/setup.out 2>&1 && pass "quirk database and table stand-i
 [ -n "$T700_MODS" ] && info "NVME_VWC_SYNC_MODULES_DIR=$T700_MODS"
 check_cmd "strace is in the guest" test -x /usr/bin/strace
 
-# delayed CMD...: CMD under strace, its write to the unbind file held 6 s
+# delayed CMD...: CMD under strace, its write to the unbind file held 8 s
 # at its exit; returns once the function is unbound ($sp: strace, $tp: the
 # command). Output in /tmp/c.out, strace's log in /tmp/st.log.
 delayed() {
 	rm -f /tmp/st.log
 	strace -o /tmp/st.log -tt -y -e trace=write -P $DRV/unbind -P $DRV/bind \
-		-e inject=write:delay_exit=6000000:when=1 \
+		-e inject=write:delay_exit=8000000:when=1 \
 		sig-default "$@" >/tmp/c.out 2>&1 &
 	sp=$!
 	tp=
@@ -160,6 +163,7 @@ for sig in TERM INT HUP PIPE; do
 		hand_bind
 		continue
 	fi
+	wait_for - 4 held_unbind
 	held_unbind && pass "SIG$sig: the write to $DRV/unbind is the one held (the function unbound, the write not returned)" ||
 		fail "SIG$sig: the held write" "$(cat /tmp/st.log)"
 	rec_names "$tp" && pass "SIG$sig: the record of the unbind names the command (pid $tp)" ||
