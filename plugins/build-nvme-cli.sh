@@ -18,7 +18,7 @@
 #	--output	where the built nvme binary is copied
 #	--core-lib	nvme-vwc-sync's static core library, linked into nvme
 #	--source-root	nvme-vwc-sync's source root: the plugin is compiled from
-#			PLUGINS/vwc there and "src/cli.h" is included from it
+#			PLUGINS/vwc there and "src/core/cli.h" is included from it
 #	--build-root	nvme-vwc-sync's build root, for "vwc-config.h"
 #	--pkg NAME	pkg-config dependency of the core library
 #	--lib NAME	plain library (-lNAME) needed by the core library

@@ -11,7 +11,7 @@
  * of this file. nvme-cli 2.x (2.3 to 2.16) has the cmd.h macro headers, fed
  * from vwc-nvme.h; nvme-cli 3.x dropped them for plain C (struct command
  * objects, plugin_add_group() and register_extension() from a
- * constructor). Both are expanded from VWC_VERBS() in src/verbs.h.
+ * constructor). Both are expanded from VWC_VERBS() in src/core/verbs.h.
  *
  * What a callback receives from nvme-cli's handle_plugin() (2.3 to 3.x):
  * argv[0] is the command word as typed ("sync", or an unambiguous prefix
@@ -33,8 +33,8 @@
 #include "nvme.h"
 #endif
 #include "plugin.h"
-#include "src/cli.h"
-#include "src/verbs.h"
+#include "src/core/cli.h"
+#include "src/core/verbs.h"
 #include "vwc-config.h"
 
 #ifdef VWC_NVME_CLI_CMD_H

@@ -23,7 +23,7 @@ LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtrac
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
 	clang "${CFLAGS[@]}" -fsanitize=fuzzer "$SAN" -D_GNU_SOURCE \
-		-Isrc -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent libbpf) \
+		-Isrc/core -Isrc/quirks -Isrc/watch -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent libbpf) \
 		"$src" -o "$B/$name" \
 		"${LIBS[@]/#src\//$B/src/}"
 done

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The pure parsers of src/quirks.c, on text from outside: the modprobe.d
+ * The pure parsers of src/quirks/quirks.c, on text from outside: the modprobe.d
  * "options nvme quirks=" merge (vwc_quirks_merge), hwdb property values
  * and the kernel's quirks file (vwc_quirk_has, vwc_quirks_mask,
  * vwc_quirk_bit), the driver-table lookup key made from a modalias

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sidecar's udev sources (src/watch-sources.c) fed by a fake monitor:
+ * The sidecar's udev sources (src/watch/watch-sources.c) fed by a fake monitor:
  * libudev's receive and device calls are defined here, so that the events
  * and errors a netlink socket gives come in a set order. A receive buffer
  * that overflowed (ENOBUFS: events were lost) must not end the receive

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sidecar's model (src/watch-model.c) driven with a hand-made
+ * The sidecar's model (src/watch/watch-model.c) driven with a hand-made
  * topology and fake effects: what is probed, what is pending, identity,
  * late completions, multipath paths joining, open retries.
  */
