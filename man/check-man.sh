@@ -36,14 +36,22 @@ done
 
 verbs=$(sed -n 's/^[[:space:]]*X("\([^"]*\)".*/\1/p' "$src/verbs.h")
 [ -n "$verbs" ] || { echo "Bail out! no verb found in $src/verbs.h"; exit 1; }
+# verbs nvme's plugin does not serve (their entry ends in "standalone")
+standalone=$(sed -n '/^#define VWC_VERBS(X)/,/^$/p' "$src/verbs.h" | tr -d '\\\n' |
+	sed 's/X("/\n/g' | sed -n 's/^\([^"]*\)".*,[[:space:]]*standalone)[[:space:]]*$/\1/p')
 
 for v in $verbs; do
 	miss=()
 	# a COMMANDS subsection titled by the verb...
 	grep -qx -- "$v" "$page" && grep -A1 -x -- "$v" "$page" | grep -q '^~~~' ||
 		miss+=("section '$v'")
-	# ...with the synopsis in both forms
-	grep -q -- "^\*nvme vwc $v\*" "$page" || miss+=("'*nvme vwc $v*'")
+	# ...with the synopsis in both forms (a standalone verb: only the
+	# standalone's, since nvme does not serve it)
+	if grep -qx -- "$v" <<<"$standalone"; then
+		grep -q -- "^\*nvme vwc $v\*" "$page" && miss+=("'*nvme vwc $v*' (standalone only)")
+	else
+		grep -q -- "^\*nvme vwc $v\*" "$page" || miss+=("'*nvme vwc $v*'")
+	fi
 	grep -q -- "^\*nvme-vwc-sync $v\*" "$page" || miss+=("'*nvme-vwc-sync $v*'")
 	result "verb $v is documented in nvme-vwc-sync.8" "${miss[@]}"
 done

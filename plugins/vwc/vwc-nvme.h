@@ -29,7 +29,7 @@
 #include "src/core/verbs.h"
 #include "vwc-config.h"
 
-#define VWC_PLUGIN_ENTRY(name, ident, summary, opts) \
+#define VWC_PLUGIN_ENTRY(name, ident, summary, opts, where) \
 	ENTRY(name, summary, vwc_##ident##_cmd)
 
 PLUGIN(NAME("vwc", VWC_PLUGIN_DESC, VWC_VERSION),

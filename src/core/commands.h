@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "report.h"
 
 struct vwc_config;
@@ -57,17 +58,6 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
  * Return: 0 or a negative errno (message printed, naming file and line).
  */
 int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg);
-
-/* The commands of verbs.h; each takes argv[0] = its own name. */
-int cmd_sync(int argc, char **argv);
-int cmd_audit(int argc, char **argv);
-int cmd_set_cache(int argc, char **argv);
-int cmd_restore(int argc, char **argv);
-int cmd_quirks(int argc, char **argv);
-int cmd_flush_latency(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-int cmd_irq_stat(int argc, char **argv);
-int cmd_rebind_guard(int argc, char **argv);
 
 struct vwc_run;
 
