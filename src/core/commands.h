@@ -19,18 +19,39 @@ struct vwc_config;
 #define VWC_EXIT_USAGE	2	/* bad command line */
 #define VWC_EXIT_DRIFT	3	/* audit: a namespace is not as the policy says */
 
-/** struct vwc_opts - the options every command understands */
+/**
+ * struct vwc_opts - the options every command understands
+ * @all:		-a, --all: every device
+ * @dry_run:		-n, --dry-run: change nothing, say what would change
+ * @keep_restored:	--keep-restored: leave what restore handed back
+ *			(udev)
+ * @deactivate_lvm:	--deactivate-lvm (quirks): idle LVM down for the
+ *			rebind
+ * @quiet:		-q, --quiet: no report
+ * @help:		-h, --help: print the command's usage, nothing else
+ * @verbose:		-v, --verbose, counted: notices, then info, then
+ *			debug messages
+ * @fmt:		-o, --output-format
+ * @config:		-C, --config: the configuration file, NULL for the
+ *			default
+ * @textfile:		--textfile (watch): the node_exporter textfile
+ * @interval:		-i, --interval, seconds (default 1)
+ * @interval_set:	@interval was given
+ * @count:		-c, --count (default 100)
+ * @args:		the arguments left: device names
+ * @nr_args:		how many
+ */
 struct vwc_opts {
 	bool all;
 	bool dry_run;
-	bool keep_restored;	/* leave what restore handed back (udev) */
-	bool deactivate_lvm;	/* quirks: idle LVM down for the rebind */
+	bool keep_restored;
+	bool deactivate_lvm;
 	bool quiet;
 	bool help;
 	int verbose;
 	enum vwc_format fmt;
 	const char *config;
-	const char *textfile;	/* watch: node_exporter textfile */
+	const char *textfile;
 	double interval;
 	bool interval_set;
 	long count;

@@ -45,6 +45,9 @@ struct vwc_wd {
 /**
  * struct vwc_watch_src - every event source of the sidecar
  * @ifd:	inotify descriptor
+ * @wds:	its watches
+ * @nr_wds:	how many
+ * @inotify_full_warned: the inotify watch limit was reported once
  * @mon:	udevd's events
  * @kmon:	the kernel's events, NULL if unavailable
  * @fast:	the kernel-side detection's thread, NULL if unavailable

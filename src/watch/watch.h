@@ -34,6 +34,19 @@ struct vwc_kw_event;
 struct vwc_watch;
 
 /**
+ * struct vwc_wpending - a Set Features 06h submitted, not completed
+ * @cid:	its cid (tracepoints) or thread (kprobes)
+ * @wce:	the WCE it sets
+ * @uring:	through io_uring (kprobes): no cid, any io_uring completion
+ *		on the controller may be its; it ends when WCE reads @wce
+ */
+struct vwc_wpending {
+	uint32_t cid;
+	uint8_t wce;
+	bool uring;
+};
+
+/**
  * struct vwc_wctrl - one watched controller
  * @name:	nvmeN
  * @instance:	N
@@ -53,30 +66,24 @@ struct vwc_watch;
  * @wce:	needs Get Features 06h
  * @arm_smart:	SMART critical warning events to enable again
  * @known:	@facts, @vwc and @critical_warning are valid
+ * @facts:	the facts last read
+ * @vwc:	Identify Controller's VWC byte last read
+ * @critical_warning: SMART critical warning byte last read
  * @settle:	pending re-checks (monotonic seconds, 0 none)
  * @pending:	Set Features 06h submitted, not completed (the pending
  *		timeout reads WCE when none is seen)
+ * @nr_pending:	how many
+ * @pending_since: when the first of them was seen (monotonic seconds)
  * @expired:	those whose completion was not seen in time (ring), +1
+ * @expired_next: the next slot of @expired
  * @admin_q:	the admin queue's kernel address (kprobes name the
  *		controller by it), learned from the sidecar's own Get
  *		Features; 0 not known
  * @wb_now:	vwc_watch_note_kernel() says: write back now
  * @wb_since:	when the kernel saw the last Set Features 06h with WCE=1
  *		(monotonic seconds), for the reaction's figure
+ * @seen:	found in the topology of the last vwc_watch_sync()
  */
-/**
- * struct vwc_wpending - a Set Features 06h submitted, not completed
- * @cid:	its cid (tracepoints) or thread (kprobes)
- * @wce:	the WCE it sets
- * @uring:	through io_uring (kprobes): no cid, any io_uring completion
- *		on the controller may be its; it ends when WCE reads @wce
- */
-struct vwc_wpending {
-	uint32_t cid;
-	uint8_t wce;
-	bool uring;
-};
-
 struct vwc_wctrl {
 	char name[VWC_NAME_LEN];
 	int instance;
@@ -107,6 +114,7 @@ struct vwc_wctrl {
  * @expected:	the mode last written or found right, VWC_MODE_NONE unknown
  * @paths:	which controllers reach it (a signature): when it changes,
  *		they all read WCE again
+ * @seen:	found in the topology of the last vwc_watch_sync()
  */
 struct vwc_wns {
 	char name[VWC_NAME_LEN];
@@ -142,8 +150,17 @@ struct vwc_watch_ops {
  * @arg:	for the caller (the sources and the acting part)
  * @rescan:	the topology must be discovered again
  * @publish:	something was seen: the textfile is to be rewritten
+ * @ctrl:	the controllers watched
+ * @nr_ctrl:	how many
+ * @ns:		the namespaces watched
+ * @nr_ns:	how many
  * @attach:	the kernel-side detection may attach more now (a controller
  *		or a CPU appeared, the safety net's round)
+ * @lock_retry:	when to try the writers' lock again after it could not be
+ *		had (monotonic seconds, 0 none)
+ * @events:	events the sources handed in (udev, inotify), for the log
+ * @evaluations: controllers evaluated, for the log
+ * @kernel_events: events of the kernel-side detection, for the log
  */
 struct vwc_watch {
 	struct vwc_topo *topo;
