@@ -96,7 +96,7 @@ int cmd_quirks(int argc, char **argv)
 	if (!pci)
 		return VWC_EXIT_ERROR;
 	for (i = 0; i < o.nr_args; i++) {
-		if (vwc_quirks_is_pci_addr(o.args[i]))
+		if (vwc_dynid_is_pci_addr(o.args[i]))
 			pci[nr_pci++] = o.args[i];
 		else
 			o.args[n++] = o.args[i];

@@ -7,7 +7,7 @@
  * (vwc_pci_id_key), libkmod's "options nvme" strings (vwc_options_quirks),
  * /proc/self/mountinfo and /proc/swaps as libmount parses them for the
  * in-use check (vwc_blk_mounted) and PCI addresses
- * (vwc_quirks_is_pci_addr). The input is up to three NUL-separated
+ * (vwc_dynid_is_pci_addr). The input is up to three NUL-separated
  * strings; the first byte of the first one picks the function.
  *
  * Invariants: a merge keeps the ID's quirk in the result and is
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(where);
 		break;
 	case 6:
-		(void)vwc_quirks_is_pci_addr(a);
+		(void)vwc_dynid_is_pci_addr(a);
 		break;
 	}
 	fuzz_free_parts(p, 3);
