@@ -193,6 +193,21 @@ def lineno(raw, pos):
     return raw.count('\n', 0, pos) + 1
 
 
+def doc_of(raw, pos, where, what, title_re, faults):
+    """The @names of the block above pos, if its title is what title_re
+    wants; else None, with the fault added."""
+    block = doc_above(raw, pos)
+    if block is None:
+        faults.append('%s: %s has no kernel-doc block above it' % (where, what))
+        return None
+    title = doc_title(doc_lines(block))
+    if not re.match(title_re, title):
+        faults.append("%s: %s: the block above it is '%s', not '%s - ...'"
+                      % (where, what, title[:60], what))
+        return None
+    return doc_args(block)
+
+
 def handle(raw, text, start, stmt, faults, path, seen):
     lead = len(stmt) - len(stmt.lstrip())
     pos = start + lead
@@ -206,19 +221,14 @@ def handle(raw, text, start, stmt, faults, path, seen):
         name = m.group(2)
         seen['structs'] += 1
         body = s[s.find('{') + 1:s.rfind('}')]
-        block = doc_above(raw, pos)
-        if block is None:
-            faults.append('%s: struct %s has no kernel-doc block above it' % (where, name))
+        have = doc_of(raw, pos, where, 'struct ' + name,
+                      r'struct\s+%s\s+-\s+\S' % re.escape(name), faults)
+        if have is None:
             return
-        title = doc_title(doc_lines(block))
-        if not re.match(r'struct\s+%s\s+-\s+\S' % re.escape(name), title):
-            faults.append("%s: struct %s: the block above it is '%s', not 'struct %s - ...'"
-                          % (where, name, title[:60], name))
-            return
-        have = doc_args(block)
         for mem, alts in members(body):
             if not (alts & have) and not any(h.endswith('.' + mem) for h in have):
-                faults.append('%s: struct %s: member %s has no @%s: line' % (where, name, mem, mem))
+                faults.append('%s: struct %s: member %s has no @%s: line'
+                              % (where, name, mem, mem))
         return
     # not functions: typedefs, declarations of a struct, enum or union
     # type, enum and union definitions, variables
@@ -236,16 +246,10 @@ def handle(raw, text, start, stmt, faults, path, seen):
     if name == '__attribute__' or re.fullmatch(r'[A-Z][A-Z0-9_]*', name):
         return
     seen['functions'] += 1
-    block = doc_above(raw, pos)
-    if block is None:
-        faults.append('%s: %s() has no kernel-doc block above it' % (where, name))
+    have = doc_of(raw, pos, where, name + '()',
+                  r'%s\(\)\s+-\s+\S' % re.escape(name), faults)
+    if have is None:
         return
-    title = doc_title(doc_lines(block))
-    if not re.match(r'%s\(\)\s+-\s+\S' % re.escape(name), title):
-        faults.append("%s: %s(): the block above it is '%s', not '%s() - ...'"
-                      % (where, name, title[:60], name))
-        return
-    have = doc_args(block)
     for p in params(plist):
         if p not in have:
             faults.append('%s: %s(): parameter %s has no @%s: line' % (where, name, p, p))
