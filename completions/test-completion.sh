@@ -3,10 +3,10 @@
 #
 # Source the bash completion in a clean bash and check COMPREPLY for a few
 # command lines, against a fake /dev and /sys tree. The verbs must be those
-# of src/verbs.h and every long option of src/cli.c must be offered by some
+# of src/core/verbs.h and every long option of src/core/cli.c must be offered by some
 # verb. TAP output.
 #
-# usage: test-completion.sh <completion file> <src/verbs.h> <src/cli.c>
+# usage: test-completion.sh <completion file> <src/core/verbs.h> <src/core/cli.c>
 # shellcheck disable=SC2013,SC2207,SC2317
 set -u
 comp=$1 verbs_h=$2 cli_c=$3
@@ -53,7 +53,7 @@ sorted() { printf '%s\n' "$@" | sort -u | tr '\n' ' ' | sed 's/ $//'; }
 
 src_verbs=$(sed -n 's/^[[:space:]]*X("\([^"]*\)".*/\1/p' "$verbs_h")
 # shellcheck disable=SC2086
-check "verbs are those of src/verbs.h" \
+check "verbs are those of src/core/verbs.h" \
 	"$(sorted $src_verbs --help --version)" \
 	"$(run _nvme_vwc_sync nvme-vwc-sync '')"
 check "'se' completes to set-cache" "set-cache" \
@@ -94,9 +94,9 @@ missing=
 for o in $(sed -n '/longopts\[\] = {/,/};/s/.*{ *"\([^"]*\)".*/\1/p' "$cli_c"); do
 	[[ " $all_opts " == *" --$o "* ]] || missing+=" --$o"
 done
-check "every long option of src/cli.c is offered" "" "${missing# }"
+check "every long option of src/core/cli.c is offered" "" "${missing# }"
 
-# each verb's options are exactly those src/verbs.h gives it (VWC_OPT_X is
+# each verb's options are exactly those src/core/verbs.h gives it (VWC_OPT_X is
 # --x in lower case, FORMAT is --output-format), plus --verbose and --help
 verbs_table=$(sed -n '/^#define VWC_VERBS(X)/,/^$/p' "$verbs_h" | tr -d '\\\n' | sed 's/X("/\n/g')
 for v in $src_verbs; do
@@ -105,7 +105,7 @@ for v in $src_verbs; do
 		tr 'A-Z_' 'a-z-' | sed 's/^/--/')
 	got=$(run _nvme_vwc_sync nvme-vwc-sync "$v" --)
 	# shellcheck disable=SC2086
-	check "$v: the options of src/verbs.h" "$(sorted $want --verbose --help)" "$got"
+	check "$v: the options of src/core/verbs.h" "$(sorted $want --verbose --help)" "$got"
 done
 
 # the nvme-cli hook: a stand-in for nvme-cli's own completion function

@@ -16,17 +16,19 @@
 #	--work		scratch directory: WORK/src is a copy of the tree with
 #			the plugin folder added, WORK/build its build directory
 #	--output	where the built nvme binary is copied
-#	--core-lib	nvme-vwc-sync's static core library, linked into nvme
+#	--core-lib	a static library of nvme-vwc-sync linked into nvme; given
+#			once per library, in link order (src/quirks before
+#			src/core: the sidecar's src/watch is never among them)
 #	--source-root	nvme-vwc-sync's source root: the plugin is compiled from
-#			PLUGINS/vwc there and "src/cli.h" is included from it
+#			PLUGINS/vwc there and "src/core/cli.h" is included from it
 #	--build-root	nvme-vwc-sync's build root, for "vwc-config.h"
-#	--pkg NAME	pkg-config dependency of the core library
-#	--lib NAME	plain library (-lNAME) needed by the core library
+#	--pkg NAME	pkg-config dependency of those libraries
+#	--lib NAME	plain library (-lNAME) needed by those libraries
 #
 # The plugin reaches nvme-cli the way nvme-cli's own plugins do, through
 # its plugins/ folder: PLUGINS/vwc (meson.build, vwc-nvme.c, vwc-nvme.h)
-# is copied into WORK/src/plugins/vwc with a vwc-build.txt naming the core
-# library, include directories and libraries, and then
+# is copied into WORK/src/plugins/vwc with a vwc-build.txt naming the
+# nvme-vwc-sync libraries, include directories and libraries, and then
 #	nvme-cli 2.x (cmd.h present: 2.3 to 2.16): "subdir('vwc')" is
 #		appended to plugins/meson.build, which each of these releases
 #		reads before the nvme executable is declared;
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
 	--source)	src=$2; shift 2 ;;
 	--work)		work=$2; shift 2 ;;
 	--output)	output=$2; shift 2 ;;
-	--core-lib)	core_lib=$2; shift 2 ;;
+	--core-lib)	core_lib="$core_lib $2"; shift 2 ;;
 	--source-root)	source_root=$2; shift 2 ;;
 	--build-root)	build_root=$2; shift 2 ;;
 	--pkg)		pkgs="$pkgs $2"; shift 2 ;;
@@ -68,7 +70,12 @@ done
 abspath() { (cd "$(dirname "$1")" && printf '%s/%s\n' "$(pwd -P)" "$(basename "$1")"); }
 
 src=$(abspath "$src")
-core_lib=$(abspath "$core_lib")
+libs_abs=''
+for l in $core_lib; do
+	[ -f "$l" ] || die "library $l not built"
+	libs_abs="$libs_abs $(abspath "$l")"
+done
+core_lib=${libs_abs# }
 source_root=$(abspath "$source_root")
 build_root=$(abspath "$build_root")
 mkdir -p "$work"
@@ -79,7 +86,6 @@ if [ ! -f "$src/meson.build" ] ||
    { [ ! -f "$src/plugin.c" ] && [ ! -f "$src/src/plugin.c" ]; }; then
 	die "$src is not an nvme-cli source tree (see scripts/fetch-nvme-cli.sh)"
 fi
-[ -f "$core_lib" ] || die "core library $core_lib not built"
 for f in meson.build vwc-nvme.c vwc-nvme.h; do
 	[ -f "$plugin_dir/$f" ] || die "plugin file $plugin_dir/$f not found"
 done
@@ -158,9 +164,10 @@ if [ ! -f "$work/build/build.ninja" ] ||
 	printf '%s\n' "$setup" > "$work/setup.stamp"
 fi
 
-# 3. Build. The core library is linked by path: relink when it is newer.
+# 3. Build. The libraries are linked by path: relink when one is newer.
+# shellcheck disable=SC2086 # a list of paths without blanks
 if [ -f "$work/build/nvme" ] &&
-   [ -n "$(find "$core_lib" -newer "$work/build/nvme")" ]; then
+   [ -n "$(find $core_lib -newer "$work/build/nvme")" ]; then
 	rm -f "$work/build/nvme"
 fi
 "$ninja" -C "$work/build" nvme >&2 || die "building nvme-cli failed"

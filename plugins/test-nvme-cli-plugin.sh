@@ -10,7 +10,10 @@
 # its shortest unambiguous abbreviation, that --help there is answered by
 # the verb's own usage (vwc_cli_run) with exit status 0, that exit
 # statuses 0, 1 and 2 come through nvme-cli as documented, and that
-# "nvme vwc --help" lists every verb. Works with nvme-cli 2.3 to 3.x.
+# "nvme vwc --help" lists every verb. A verb VERBS_H marks "standalone"
+# (the sidecar, which nvme does not link) answers, in every form, with
+# exit status 2 and the nvme-vwc-sync command that serves it. Works with
+# nvme-cli 2.3 to 3.x.
 # Output is TAP.
 
 set -u
@@ -46,6 +49,12 @@ if [ -z "$verbs" ]; then
 	echo "Bail out! no X(\"verb\", ...) entries found in $verbs_h"
 	exit 1
 fi
+# the verbs whose entry ends in "standalone" (its last field)
+standalone=$(sed -n '/^#define VWC_VERBS(X)/,/^$/p' "$verbs_h" | tr -d '\\\n' |
+	sed 's/X("/\n/g' | sed -n 's/^\([^"]*\)".*,[[:space:]]*standalone)[[:space:]]*$/\1/p' |
+	tr '\n' ' ')
+is_standalone() { case " $standalone " in *" $1 "*) return 0 ;; esac; return 1; }
+[ -n "$standalone" ] || echo "# no standalone verb in $verbs_h"
 
 # The plugin's own listing, three ways nvme-cli offers it.
 for args in "vwc --help" "vwc help" "vwc"; do
@@ -66,9 +75,19 @@ for args in "vwc --help" "vwc help" "vwc"; do
 	fi
 done
 
-# Each verb's --help, in both forms, comes from the verb itself.
+# Each verb's --help, in both forms, comes from the verb itself; a
+# standalone verb says where it is instead.
 for v in $verbs; do
 	for form in "vwc $v" "vwc-$v"; do
+		if is_standalone "$v"; then
+			# shellcheck disable=SC2086
+			if run 2 $form --help && grep -q "nvme-vwc-sync $v" "$out"; then
+				ok "nvme $form exits 2 naming nvme-vwc-sync $v (standalone only)"
+			else
+				not_ok "nvme $form exits 2 naming nvme-vwc-sync $v (standalone only)"
+			fi
+			continue
+		fi
 		# shellcheck disable=SC2086
 		if ! run 0 $form --help; then
 			not_ok "nvme $form --help exits 0"
@@ -98,9 +117,11 @@ for v in $verbs; do
 		i=$((i + 1))
 	done
 	[ "$p" = "$v" ] && continue
+	want=0
+	is_standalone "$v" && want=2
 	for form in "vwc $p" "vwc-$p"; do
 		# shellcheck disable=SC2086
-		if run 0 $form --help && grep -q -- "vwc $v" "$out"; then
+		if run $want $form --help && grep -q -- "vwc $v" "$out"; then
 			ok "nvme $form --help is the usage of $v"
 		else
 			not_ok "nvme $form --help is the usage of $v"

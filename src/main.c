@@ -10,6 +10,27 @@
 #include "cli.h"
 #include "commands.h"
 
+/* Every command of verbs.h: this program links them all. */
+static const struct {
+	const char *name;
+	vwc_cmd_fn *fn;
+} cmds[] = {
+#define VWC_MAIN_CMD(name, ident, summary, opts, where) { name, cmd_##ident },
+	VWC_VERBS(VWC_MAIN_CMD)
+#undef VWC_MAIN_CMD
+};
+
+static int run(const char *verb, int argc, char **argv)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmds[i].name, verb))
+			return vwc_cli_run(verb, cmds[i].fn, argc, argv);
+	/* unknown: vwc_cli_run() says so */
+	return vwc_cli_run(verb, NULL, argc, argv);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -41,6 +62,6 @@ int main(int argc, char **argv)
 	/* "nvme-vwc-sync /dev/nvme0" and "nvme-vwc-sync --all" mean sync */
 	if (verb[0] == '/' || verb[0] == '-' || !strncmp(verb, "nvme", 4) ||
 	    !strncmp(verb, "ng", 2))
-		return vwc_cli_run("sync", argc, argv);
-	return vwc_cli_run(verb, argc - 1, argv + 1);
+		return run("sync", argc, argv);
+	return run(verb, argc - 1, argv + 1);
 }

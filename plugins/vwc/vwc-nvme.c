@@ -7,11 +7,17 @@
  * "nvme vwc-sync" and "nvme-vwc-sync sync" behave alike. Nothing here knows
  * about write caches.
  *
+ * nvme links the core and the quirks libraries only, not the sidecar's
+ * (src/watch: libbpf, libtracefs, libtraceevent): a verb that verbs.h
+ * marks "standalone" (watch) is in the table, and its shim hands
+ * vwc_cli_run() no function, which says that it is nvme-vwc-sync's and
+ * exits 2.
+ *
  * One source for every nvme-cli: only the registration differs, at the end
  * of this file. nvme-cli 2.x (2.3 to 2.16) has the cmd.h macro headers, fed
  * from vwc-nvme.h; nvme-cli 3.x dropped them for plain C (struct command
  * objects, plugin_add_group() and register_extension() from a
- * constructor). Both are expanded from VWC_VERBS() in src/verbs.h.
+ * constructor). Both are expanded from VWC_VERBS() in src/core/verbs.h.
  *
  * What a callback receives from nvme-cli's handle_plugin() (2.3 to 3.x):
  * argv[0] is the command word as typed ("sync", or an unambiguous prefix
@@ -33,8 +39,8 @@
 #include "nvme.h"
 #endif
 #include "plugin.h"
-#include "src/cli.h"
-#include "src/verbs.h"
+#include "src/core/cli.h"
+#include "src/core/verbs.h"
 #include "vwc-config.h"
 
 #ifdef VWC_NVME_CLI_CMD_H
@@ -46,6 +52,7 @@
 /**
  * vwc_plugin_run() - run one verb and hand its exit status back
  * @verb:	canonical verb name from VWC_VERBS
+ * @fn:		its command function, NULL for a verb nvme does not link
  * @argc:	argument count, argv[0] included
  * @argv:	argv[0] the command word as typed, then the command's arguments
  *
@@ -59,31 +66,33 @@
  *
  * Return: 0 or 1, the exit status of the verb.
  */
-static int vwc_plugin_run(const char *verb, int argc, char **argv)
+static int vwc_plugin_run(const char *verb, vwc_cmd_fn *fn, int argc,
+			  char **argv)
 {
 	int status;
 
 	argv[0] = (char *)verb;
 	vwc_cli_set_prog("nvme vwc");
-	status = vwc_cli_run(verb, argc, argv);
+	status = vwc_cli_run(verb, fn, argc, argv);
 	if (status > 1)
 		exit(status);
 
 	return status;
 }
 
-#define VWC_PLUGIN_SHIM(name, ident, summary, opts)			\
+#define VWC_PLUGIN_SHIM(name, ident, summary, opts, where)		\
 static int vwc_##ident##_cmd(int argc, char **argv,			\
 			     struct command *cmd, struct plugin *plugin)	\
 {									\
-	return vwc_plugin_run(name, argc, argv);			\
+	return vwc_plugin_run(name, VWC_WHERE(where, cmd_##ident, NULL),	\
+			      argc, argv);				\
 }
 
 VWC_VERBS(VWC_PLUGIN_SHIM)
 
 #undef VWC_PLUGIN_SHIM
 
-#define VWC_PLUGIN_COUNT(name, ident, summary, opts) + 1
+#define VWC_PLUGIN_COUNT(name, ident, summary, opts, where) + 1
 
 #ifdef VWC_NVME_CLI_CMD_H
 /*
@@ -96,7 +105,7 @@ _Static_assert(sizeof(commands) / sizeof(commands[0]) ==
 	       "plugin command table out of step with VWC_VERBS");
 #else
 /* nvme-cli 3.x: the same table in plain C. */
-#define VWC_PLUGIN_COMMAND(verb, ident, summary, opts)		\
+#define VWC_PLUGIN_COMMAND(verb, ident, summary, opts, where)	\
 static struct command vwc_##ident##_command = {				\
 	.name = verb,							\
 	.help = summary,						\
@@ -107,7 +116,7 @@ VWC_VERBS(VWC_PLUGIN_COMMAND)
 
 #undef VWC_PLUGIN_COMMAND
 
-#define VWC_PLUGIN_REF(name, ident, summary, opts) &vwc_##ident##_command,
+#define VWC_PLUGIN_REF(name, ident, summary, opts, where) &vwc_##ident##_command,
 
 static struct command *vwc_commands[] = {
 	VWC_VERBS(VWC_PLUGIN_REF)

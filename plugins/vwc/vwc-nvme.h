@@ -6,7 +6,7 @@
  * Read several times by nvme-cli's define_cmd.h/cmd_handler.h, once per
  * stage (prototypes, struct command, command list, plugin registration),
  * like every nvme-cli plugin header. The entries are not written here:
- * they are expanded from VWC_VERBS() in src/verbs.h, the one table that
+ * they are expanded from VWC_VERBS() in src/core/verbs.h, the one table that
  * the standalone nvme-vwc-sync binary dispatches through as well.
  *
  * COMMAND_LIST() takes its argument as `args...` and, since the argument
@@ -26,10 +26,10 @@
 #define VWC_NVME
 
 #include "cmd.h"
-#include "src/verbs.h"
+#include "src/core/verbs.h"
 #include "vwc-config.h"
 
-#define VWC_PLUGIN_ENTRY(name, ident, summary, opts) \
+#define VWC_PLUGIN_ENTRY(name, ident, summary, opts, where) \
 	ENTRY(name, summary, vwc_##ident##_cmd)
 
 PLUGIN(NAME("vwc", VWC_PLUGIN_DESC, VWC_VERSION),

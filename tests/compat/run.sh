@@ -305,7 +305,7 @@ do_row() {
 
 	# plugin test
 	tap "$row" run_in "$row" sh "$src/plugins/test-nvme-cli-plugin.sh" "$build/plugins/nvme" \
-		"$src/src/verbs.h" "$(sed -n "s/^\tversion: '\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)"
+		"$src/src/core/verbs.h" "$(sed -n "s/^\tversion: '\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)"
 	cell[$row:plugin]="$tap_ok/$tap_n"
 
 	# standalone: which libnvme, and two exit statuses

@@ -69,9 +69,9 @@ awk '
 		}
 		if (file == "") next
 		sub(".*/src/", "src/", file)
-		if (file !~ /^src\/[^\/]*\.c$/ || seen[file]++) next
+		if (file !~ /^src\/([^\/]*\/)?[^\/]*\.c$/ || seen[file]++) next
 		cov = int(pct * n / 100 + 0.5)
-		printf "coverage: %-28s %6.1f%% of %5d lines\n", file, pct, n
+		printf "coverage: %-34s %6.1f%% of %5d lines\n", file, pct, n
 		tl += n; tc += cov
 	}
 	END {

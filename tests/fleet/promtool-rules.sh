@@ -5,7 +5,7 @@
 #   - `promtool check rules` on the rules file;
 #   - every nvme_vwc_* metric the rules use is one the tool prints
 #     (`BIN audit -o prometheus`, which prints every family's HELP even
-#     with no NVMe device) or the sidecar's textfile gauge (src/watch-act.c);
+#     with no NVMe device) or the sidecar's textfile gauge (src/watch/watch-act.c);
 #   - `promtool test rules` on the unit tests;
 #   - every alert of the rules file fires in at least one test case, and
 #     every alert has a case where it is expected not to fire;
@@ -56,7 +56,7 @@ if out=$("$promtool" check rules "$RULES" 2>&1); then ok "promtool check rules: 
 # 2. the rules use only metrics that exist
 known=$({
 	"$bin" audit -o prometheus 2>/dev/null | sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p'
-	grep -oh 'nvme_vwc_sync_textfile_timestamp_seconds' "$REPO"/src/*.c | sort -u
+	grep -oh 'nvme_vwc_sync_textfile_timestamp_seconds' "$REPO"/src/*/*.c | sort -u
 } | sort -u)
 used=$("$py" - "$RULES" <<'EOF'
 import re, sys, yaml

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Build the libFuzzer harnesses: the core library with clang, ASan, UBSan
-# and fuzzer coverage, then one binary per tests/fuzz/fuzz-*.c.
+# Build the libFuzzer harnesses: the libraries of src/ (core, quirks,
+# watch) with clang, ASan, UBSan and fuzzer coverage, then one binary per
+# tests/fuzz/fuzz-*.c.
 # Usage: build.sh BUILDDIR   (harnesses land in BUILDDIR/fuzz-*)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,16 +15,16 @@ if [ ! -f "$B/build.ninja" ]; then
 		"-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all" >"$B.setup.log" 2>&1 ||
 		{ cat "$B.setup.log"; exit 1; }
 fi
-ninja -C "$B" src/libvwc_core.a >/dev/null
+ninja -C "$B" src/watch/libvwc_watch.a src/quirks/libvwc_quirks.a src/core/libvwc_core.a >/dev/null
 # shellcheck disable=SC2046 # pkg-config output is words
-LIBS=(src/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtracefs libtraceevent libbpf) -lnvme)
+LIBS=(src/watch/libvwc_watch.a src/quirks/libvwc_quirks.a src/core/libvwc_core.a $(pkg-config --libs libudev libkmod mount json-c libtracefs libtraceevent libbpf) -lnvme)
 [ -n "$(pkg-config --libs libnvme3 2>/dev/null || true)" ] &&
 	grep -q "libnvme API.*: 3" "$B/meson-logs/meson-log.txt" 2>/dev/null &&
 	LIBS+=($(pkg-config --libs libnvme3))
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
 	clang "${CFLAGS[@]}" -fsanitize=fuzzer "$SAN" -D_GNU_SOURCE \
-		-Isrc -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent libbpf) \
+		-Isrc/core -Isrc/quirks -Isrc/watch -I"$B" -Itests/fuzz $(pkg-config --cflags libtracefs libtraceevent libbpf) \
 		"$src" -o "$B/$name" \
 		"${LIBS[@]/#src\//$B/src/}"
 done

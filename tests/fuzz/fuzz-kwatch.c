@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kwatch-int.h"
+#include "../../src/watch/kwatch-int.h"
 #include "fuzz.h"
 
 /*

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The pure parsers of src/quirks.c, on text from outside: the modprobe.d
+ * The pure parsers of src/quirks/quirks.c, on text from outside: the modprobe.d
  * "options nvme quirks=" merge (vwc_quirks_merge), hwdb property values
  * and the kernel's quirks file (vwc_quirk_has, vwc_quirks_mask,
  * vwc_quirk_bit), the driver-table lookup key made from a modalias
  * (vwc_pci_id_key), libkmod's "options nvme" strings (vwc_options_quirks),
  * /proc/self/mountinfo and /proc/swaps as libmount parses them for the
  * in-use check (vwc_blk_mounted) and PCI addresses
- * (vwc_quirks_is_pci_addr). The input is up to three NUL-separated
+ * (vwc_dynid_is_pci_addr). The input is up to three NUL-separated
  * strings; the first byte of the first one picks the function.
  *
  * Invariants: a merge keeps the ID's quirk in the result and is
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(where);
 		break;
 	case 6:
-		(void)vwc_quirks_is_pci_addr(a);
+		(void)vwc_dynid_is_pci_addr(a);
 		break;
 	}
 	fuzz_free_parts(p, 3);

@@ -5,11 +5,12 @@
  *
  * Processes and the code they stand for:
  *   quirks()    `nvme-vwc-sync quirks` (udev's rule, an admin, restore's
- *               restore_dev() likewise): dynid.c vwc_qlock_take(),
+ *               restore_dev() likewise): dynid.c vwc_dynid_qlock_take(),
  *               quirks.c apply_dev() -> vwc_dynid_add(),
- *               vwc_pcidev_rebind(): vwc_nvme_bind("unbind"), then
- *               vwc_nvme_bind_retry() (binds VWC_BIND_TRIES apart; here
- *               the first may fail, the second takes), vwc_qlock_release()
+ *               vwc_dynid_rebind(): vwc_dynid_bind("unbind"), then
+ *               vwc_dynid_bind_retry() (binds VWC_BIND_TRIES apart; here
+ *               the first may fail, the second takes),
+ *               vwc_dynid_qlock_release()
  *   signals()   a SIGTERM, SIGINT, SIGHUP or SIGPIPE (Ctrl-C in apt-get,
  *               an ssh hangup, `quirks | head -1`, systemd stopping a
  *               unit): it may come at any step; a write blocked in the
@@ -45,7 +46,7 @@
  */
 
 bool bound = 1;		/* the PCI function bound to nvme */
-bool qlock;		/* dynid.c vwc_qlock_take(): flock on quirks.lock */
+bool qlock;		/* vwc_dynid_qlock_take(): flock on quirks.lock */
 bool alive = 1;		/* the quirks process */
 bool rec;		/* the record naming the unbinder (intended design) */
 bool sig;		/* a catchable signal came */
@@ -55,7 +56,7 @@ bool held;		/* catchable signals held off (the rebind's window) */
 proctype quirks()
 {
 	{
-		atomic { !qlock -> qlock = 1 };	/* vwc_qlock_take() */
+		atomic { !qlock -> qlock = 1 };	/* vwc_dynid_qlock_take() */
 		skip;				/* vwc_dynid_add() */
 #ifndef BUG_SIGNAL
 		held = 1;			/* from here to the bind: held off */
@@ -63,8 +64,8 @@ proctype quirks()
 		rec = 1;			/* the record, before the unbind */
 #endif
 #endif
-		bound = 0;			/* vwc_nvme_bind("unbind") */
-		/* vwc_nvme_bind_retry(): the first bind may fail */
+		bound = 0;			/* vwc_dynid_bind("unbind") */
+		/* vwc_dynid_bind_retry(): the first bind may fail */
 		if
 		:: bound = 1
 		:: skip

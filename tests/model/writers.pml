@@ -28,13 +28,13 @@
  *                  vwc_blk_apply(write back), no lock; every event then
  *                  to the main loop (send_msg())
  *   sidecar()      the sidecar's main loop: watch-model.c
- *                  vwc_watch_note_kernel() / note_one() (pending, wb_now),
+ *                  vwc_model_note_kernel() / note_one() (pending, wb_now),
  *                  watch-act.c vwc_watch_write_back_now(), probe() (a
  *                  pending Set Features makes WCE unknown),
  *                  evaluate_ctrl() (vwc_run_apply() with lock_wait_ms 0,
- *                  lock_retry), the pending timeout (vwc_watch_timers()),
+ *                  lock_retry), the pending timeout (vwc_model_timers()),
  *                  close events (watch-sources.c), the safety net
- *                  (vwc_watch_safety_net(), every --interval: SN_ROUNDS
+ *                  (vwc_model_safety_net(), every --interval: SN_ROUNDS
  *                  rounds at any moment, and without the kernel-side
  *                  detection one more once every command is done, which
  *                  stands for "for ever" in the liveness property)
@@ -51,7 +51,7 @@
  *                  (an admin queue executed in order, as QEMU's is);
  *                  without it, any moment before its completion (what
  *                  the specification allows)
- *   PENDING_TIMEOUT the pending timeout (VWC_WATCH_PENDING_S, 2 s) may
+ *   PENDING_TIMEOUT the pending timeout (VWC_MODEL_PENDING_S, 2 s) may
  *                  fire, after the drive took the command, or with
  *                  TIMEOUT_EARLY at any moment (a drive slower than 2 s)
  *   NOGETFAIL      Get Features never fails (by default it may: unknown)

@@ -19,14 +19,14 @@ int main(void)
 	unsigned long val = 1;
 	FILE *f;
 
-	ok(vwc_quirks_is_pci_addr("0000:01:00.0"), "PCI address");
-	ok(!vwc_quirks_is_pci_addr("nvme0"), "controller name is not");
-	ok(!vwc_quirks_is_pci_addr("0000:01:00.0x"), "trailing garbage");
-	ok(!vwc_quirks_is_pci_addr("01:00.0"), "short form not accepted");
-	ok(vwc_quirks_is_pci_addr("10000:e1:00.0"), "Intel VMD: 5-digit domain");
-	ok(!vwc_quirks_is_pci_addr("100000:e1:00.0"), "6-digit domain refused");
-	ok(!vwc_quirks_is_pci_addr("0000:01:00.8"), "function 8 refused");
-	ok(!vwc_quirks_is_pci_addr("000g:01:00.0"), "not hex refused");
+	ok(vwc_dynid_is_pci_addr("0000:01:00.0"), "PCI address");
+	ok(!vwc_dynid_is_pci_addr("nvme0"), "controller name is not");
+	ok(!vwc_dynid_is_pci_addr("0000:01:00.0x"), "trailing garbage");
+	ok(!vwc_dynid_is_pci_addr("01:00.0"), "short form not accepted");
+	ok(vwc_dynid_is_pci_addr("10000:e1:00.0"), "Intel VMD: 5-digit domain");
+	ok(!vwc_dynid_is_pci_addr("100000:e1:00.0"), "6-digit domain refused");
+	ok(!vwc_dynid_is_pci_addr("0000:01:00.8"), "function 8 refused");
+	ok(!vwc_dynid_is_pci_addr("000g:01:00.0"), "not hex refused");
 	{
 		unsigned long v;
 		unsigned long long ino;

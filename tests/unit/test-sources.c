@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sidecar's udev sources (src/watch-sources.c) fed by a fake monitor:
+ * The sidecar's udev sources (src/watch/watch-sources.c) fed by a fake monitor:
  * libudev's receive and device calls are defined here, so that the events
  * and errors a netlink socket gives come in a set order. A receive buffer
  * that overflowed (ENOBUFS: events were lost) must not end the receive
@@ -16,7 +16,7 @@
 
 #include "tap.h"
 #include "watch-sources.h"
-#include "watch.h"
+#include "watch-model.h"
 
 /* ---- the fake monitor: a script of devices and errors ---- */
 
@@ -76,21 +76,21 @@ struct udev_device *udev_device_unref(struct udev_device *d)
 
 /* ---- a model of two controllers ---- */
 
-static void f_added(struct vwc_watch *w, struct vwc_wctrl *c,
+static void f_added(struct vwc_model *w, struct vwc_wctrl *c,
 		    const struct vwc_ctrl *tc)
 {
 	(void)w;
 	(void)tc;
-	vwc_watch_open_result(c, 10, 0);
+	vwc_model_open_result(c, 10, 0);
 }
 
-static void f_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+static void f_gone(struct vwc_model *w, struct vwc_wctrl *c)
 {
 	(void)w;
 	(void)c;
 }
 
-static void f_ns(struct vwc_watch *w, const char *name)
+static void f_ns(struct vwc_model *w, const char *name)
 {
 	(void)w;
 	(void)name;
@@ -101,9 +101,9 @@ static uint64_t f_ident(const struct vwc_ctrl *tc)
 	return (uint64_t)tc->name[4];
 }
 
-static const struct vwc_watch_ops ops = { f_added, f_gone, f_ns, f_ns, f_ident };
+static const struct vwc_model_ops ops = { f_added, f_gone, f_ns, f_ns, f_ident };
 
-static void clear(struct vwc_watch *w)
+static void clear(struct vwc_model *w)
 {
 	int i;
 
@@ -113,7 +113,7 @@ static void clear(struct vwc_watch *w)
 	w->events = 0;
 }
 
-static void run(struct vwc_watch *w, const struct step *s, int n)
+static void run(struct vwc_model *w, const struct step *s, int n)
 {
 	struct vwc_watch_src src;
 
@@ -142,7 +142,7 @@ int main(void)
 	};
 	struct vwc_ctrl ctrls[2];
 	struct vwc_topo t;
-	struct vwc_watch w;
+	struct vwc_model w;
 	struct vwc_wctrl *c0, *c1;
 
 	memset(ctrls, 0, sizeof(ctrls));
@@ -151,10 +151,10 @@ int main(void)
 	snprintf(ctrls[1].name, sizeof(ctrls[1].name), "nvme1");
 	t.ctrls = ctrls;
 	t.nr_ctrls = 2;
-	vwc_watch_init(&w, &t, &ops, NULL);
-	vwc_watch_sync(&w, 0);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
-	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	vwc_model_init(&w, &t, &ops, NULL);
+	vwc_model_sync(&w, 0);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
+	c1 = vwc_model_find_ctrl(&w, "nvme1");
 	ok(c0 && c1, "model: two controllers");
 	if (!c0 || !c1)
 		return tap_done();
@@ -175,6 +175,6 @@ int main(void)
 	   "ENOBUFS: every controller read again (nvme0 had no event)");
 	ok(w.rescan, "ENOBUFS: the topology discovered again");
 
-	vwc_watch_free(&w);
+	vwc_model_free(&w);
 	return tap_done();
 }

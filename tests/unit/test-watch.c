@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sidecar's model (src/watch-model.c) driven with a hand-made
+ * The sidecar's model (src/watch/watch-model.c) driven with a hand-made
  * topology and fake effects: what is probed, what is pending, identity,
  * late completions, multipath paths joining, open retries.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kwatch.h"
-#include "watch.h"
+#include "watch-model.h"
 #include "tap.h"
 #include "watch-fast.h"
 
@@ -18,30 +18,30 @@ static int added, gone, ns_added, ns_gone, next_fd = 10, open_fails;
 static uint64_t idents[4];
 static double fake_now;
 
-static void f_ctrl_added(struct vwc_watch *w, struct vwc_wctrl *c,
+static void f_ctrl_added(struct vwc_model *w, struct vwc_wctrl *c,
 			 const struct vwc_ctrl *tc)
 {
 	(void)w;
 	(void)tc;
 	added++;
-	vwc_watch_open_result(c, open_fails ? -ENXIO : next_fd++, fake_now);
+	vwc_model_open_result(c, open_fails ? -ENXIO : next_fd++, fake_now);
 }
 
-static void f_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+static void f_ctrl_gone(struct vwc_model *w, struct vwc_wctrl *c)
 {
 	(void)w;
 	(void)c;
 	gone++;
 }
 
-static void f_ns_added(struct vwc_watch *w, const char *name)
+static void f_ns_added(struct vwc_model *w, const char *name)
 {
 	(void)w;
 	(void)name;
 	ns_added++;
 }
 
-static void f_ns_gone(struct vwc_watch *w, const char *name)
+static void f_ns_gone(struct vwc_model *w, const char *name)
 {
 	(void)w;
 	(void)name;
@@ -53,7 +53,7 @@ static uint64_t f_ident(const struct vwc_ctrl *tc)
 	return idents[tc->name[4] - '0'];
 }
 
-static const struct vwc_watch_ops ops = {
+static const struct vwc_model_ops ops = {
 	f_ctrl_added, f_ctrl_gone, f_ns_added, f_ns_gone, f_ident,
 };
 
@@ -85,7 +85,7 @@ static void topo(struct vwc_topo *t, bool shared)
 	t->nr_ns = 2;
 }
 
-static void clear_marks(struct vwc_watch *w)
+static void clear_marks(struct vwc_model *w)
 {
 	int i;
 
@@ -101,7 +101,7 @@ static void know(struct vwc_wctrl *c, enum vwc_tri present, enum vwc_tri wce)
 	tc.facts.present = present;
 	tc.facts.wce = wce;
 	tc.facts.backup_failed = VWC_TRI_NO;
-	vwc_watch_learn(c, &tc);
+	vwc_model_learn(c, &tc);
 }
 
 int main(void)
@@ -110,7 +110,7 @@ int main(void)
 	struct vwc_kw_event done = { VWC_KW_COMPLETE, 0, 7, 0, 0, 0, 0 };
 	struct vwc_wctrl *c0, *c1, *c2;
 	struct vwc_topo t;
-	struct vwc_watch w;
+	struct vwc_model w;
 	double due;
 	int fd, i;
 
@@ -118,27 +118,27 @@ int main(void)
 	idents[0] = 100;
 	idents[1] = 101;
 	idents[2] = 102;
-	vwc_watch_init(&w, &t, &ops, NULL);
-	vwc_watch_sync(&w, 0);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	vwc_model_init(&w, &t, &ops, NULL);
+	vwc_model_sync(&w, 0);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(w.nr_ctrl == 3 && w.nr_ns == 2 && added == 3 && ns_added == 2,
 	   "sync: 3 controllers and 2 namespaces added");
 	ok(c0 && c0->full && c0->fd == 10 && ctrls[0].held_fd == 10,
 	   "sync: a new controller is probed in full, its descriptor held");
-	ok(vwc_watch_busy(&w), "busy after the first sync");
+	ok(vwc_model_busy(&w), "busy after the first sync");
 	clear_marks(&w);
-	due = vwc_watch_timers(&w, 0.1);
+	due = vwc_model_timers(&w, 0.1);
 	ok(due > 0.29 && due < 0.31 && !w.rescan,
 	   "a new controller: re-checks scheduled (its paths come later)");
-	vwc_watch_timers(&w, 0.35);
+	vwc_model_timers(&w, 0.35);
 	ok(c0->full && w.rescan, "a new controller's re-check: full look and rescan");
 
 	/* 5: the same name, another kernel object */
 	clear_marks(&w);
 	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
 	idents[0] = 200;
-	vwc_watch_sync(&w, 1);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	vwc_model_sync(&w, 1);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(gone == 1 && added == 4 && c0 && !c0->known && c0->full &&
 	   c0->fd == 13 && ctrls[0].held_fd == 13,
 	   "identity changed: old one forgotten, a fresh probe and descriptor");
@@ -147,80 +147,80 @@ int main(void)
 	/* the same identity: facts kept, nothing reopened */
 	clear_marks(&w);
 	know(c0, VWC_TRI_YES, VWC_TRI_NO);
-	vwc_watch_sync(&w, 2);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	vwc_model_sync(&w, 2);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(added == 4 && !c0->full && ctrls[0].probed &&
 	   ctrls[0].facts.wce == VWC_TRI_NO,
 	   "same identity: facts kept, no new open");
 
 	/* remove event: forgotten at once, before any rescan */
-	vwc_watch_note_gone(&w, "nvme0");
-	ok(gone == 2 && !vwc_watch_find_ctrl(&w, "nvme0") && w.rescan,
+	vwc_model_note_gone(&w, "nvme0");
+	ok(gone == 2 && !vwc_model_find_ctrl(&w, "nvme0") && w.rescan,
 	   "remove: forgotten at once, rescan asked");
-	vwc_watch_sync(&w, 3);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
+	vwc_model_sync(&w, 3);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(c0 && c0->full && !c0->known && added == 5,
 	   "back under the same name: probed as new");
 
 	/* 4: a path joins nvme0n1 (no uevent): both controllers look */
 	clear_marks(&w);
-	c1 = vwc_watch_find_ctrl(&w, "nvme1");
+	c1 = vwc_model_find_ctrl(&w, "nvme1");
 	know(c0, VWC_TRI_YES, VWC_TRI_NO);
 	know(c1, VWC_TRI_YES, VWC_TRI_YES);
 	topo(&t, true);
-	vwc_watch_sync(&w, 4);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
-	c1 = vwc_watch_find_ctrl(&w, "nvme1");
-	c2 = vwc_watch_find_ctrl(&w, "nvme2");
+	vwc_model_sync(&w, 4);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
+	c1 = vwc_model_find_ctrl(&w, "nvme1");
+	c2 = vwc_model_find_ctrl(&w, "nvme2");
 	ok(c0->wce && c1->wce && !c2->wce,
 	   "multipath: a path that joined has both controllers read WCE");
 	clear_marks(&w);
-	vwc_watch_sync(&w, 5);
+	vwc_model_sync(&w, 5);
 	ok(!c0->wce && !c1->wce, "multipath: nothing new, nothing read");
 
 	/* 8: a peer of a shared namespace reads WCE, never a cached value */
-	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_WCE,
+	ok(vwc_model_plan(&w, c1) == VWC_MODEL_PROBE_WCE,
 	   "plan: a known clean peer still reads WCE");
 	c1->facts.backup_failed = VWC_TRI_UNKNOWN;
-	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_FULL,
+	ok(vwc_model_plan(&w, c1) == VWC_MODEL_PROBE_FULL,
 	   "plan: SMART unknown reads everything again");
 	c1->facts.backup_failed = VWC_TRI_NO;
 	c1->full = true;
-	ok(vwc_watch_plan(&w, c1) == VWC_WATCH_PROBE_FULL,
+	ok(vwc_model_plan(&w, c1) == VWC_MODEL_PROBE_FULL,
 	   "plan: asked for full");
 	clear_marks(&w);
 
 	/* Set Features 06h on the tracepoints */
 	sf.time = 9500000000ULL;
-	ok(vwc_watch_note_kernel(&w, &sf, 10) == 1 && c0->wb_now &&
+	ok(vwc_model_note_kernel(&w, &sf, 10) == 1 && c0->wb_now &&
 	   !c1->wb_now && c0->nr_pending == 1 && c0->wce,
 	   "Set Features 06h WCE=1: write back now, pending");
 	c0->wb_now = false;
 	ok(c0->wb_since > 9.49 && c0->wb_since < 9.51,
 	   "the kernel's time of the submission kept for the reaction");
 	clear_marks(&w);
-	ok(!vwc_watch_note_kernel(&w, &done, 10.1) && !c0->nr_pending &&
+	ok(!vwc_model_note_kernel(&w, &done, 10.1) && !c0->nr_pending &&
 	   c0->wce, "completion: WCE read again");
 	clear_marks(&w);
 	sf.cdw11 = 0;
-	ok(!vwc_watch_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
+	ok(!vwc_model_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
 	   "Set Features 06h WCE=0: no write back, pending");
 	sf.fid = 0x0b;
 	sf.cid = 8;
-	ok(!vwc_watch_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
+	ok(!vwc_model_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
 	   "another feature: ignored");
 
 	/* 7: its completion after the pending timeout */
-	due = vwc_watch_timers(&w, 12);
+	due = vwc_model_timers(&w, 12);
 	ok(due > 12.9 && due < 13.1, "timers: the pending timeout is due at 13 s");
 	clear_marks(&w);
-	vwc_watch_timers(&w, 13.5);
+	vwc_model_timers(&w, 13.5);
 	ok(!c0->nr_pending && c0->wce, "timeout: WCE read");
 	clear_marks(&w);
-	vwc_watch_note_kernel(&w, &done, 14);
+	vwc_model_note_kernel(&w, &done, 14);
 	ok(c0->wce, "a completion after the timeout is a WCE change");
 	clear_marks(&w);
-	vwc_watch_note_kernel(&w, &done, 14.1);
+	vwc_model_note_kernel(&w, &done, 14.1);
 	ok(!c0->wce, "... taken once");
 
 	/* kprobes: the controller named by its admin queue */
@@ -233,55 +233,55 @@ int main(void)
 		clear_marks(&w);
 		for (i = 0; i < w.nr_ctrl; i++)
 			w.ctrl[i].nr_pending = 0;
-		ok(vwc_watch_note_kernel(&w, &ksf, 15) == 3 && c0->wb_now &&
+		ok(vwc_model_note_kernel(&w, &ksf, 15) == 3 && c0->wb_now &&
 		   c1->wb_now && c2->wb_now && c0->nr_pending == 1 &&
 		   c1->nr_pending == 1 && c2->wce,
 		   "kprobes, queue not learned: every controller's (write back, pending)");
-		vwc_watch_note_kernel(&w, &kdone, 15.1);
+		vwc_model_note_kernel(&w, &kdone, 15.1);
 		ok(!c0->nr_pending && !c1->nr_pending && !c2->nr_pending,
 		   "... and its completion completes it on every one");
 		clear_marks(&w);
-		vwc_watch_learn_queue(&w, c0, 0xa000);
-		vwc_watch_learn_queue(&w, c1, 0xb000);
-		ok(vwc_watch_note_kernel(&w, &ksf, 15.2) == 1 && c0->wb_now &&
+		vwc_model_learn_queue(&w, c0, 0xa000);
+		vwc_model_learn_queue(&w, c1, 0xb000);
+		ok(vwc_model_note_kernel(&w, &ksf, 15.2) == 1 && c0->wb_now &&
 		   !c1->wb_now && !c2->wb_now && c0->nr_pending == 1 &&
 		   !c1->nr_pending && !c1->wce,
 		   "kprobes, queue learned: that controller only");
-		vwc_watch_note_kernel(&w, &kdone, 15.3);
+		vwc_model_note_kernel(&w, &kdone, 15.3);
 		ok(!c0->nr_pending && c0->wce, "kprobes: completion by thread and queue");
-		vwc_watch_learn_queue(&w, c1, 0xa000);
+		vwc_model_learn_queue(&w, c1, 0xa000);
 		ok(c1->admin_q == 0xa000 && c0->admin_q == 0,
 		   "a queue learned again belongs to its last learner");
 		clear_marks(&w);
 		ksf.q = 0;
 		ksf.cid = 0;
 		ksf.cdw11 = 0;
-		ok(vwc_watch_note_kernel(&w, &ksf, 16) == 0 && c0->nr_pending == 1 &&
+		ok(vwc_model_note_kernel(&w, &ksf, 16) == 0 && c0->nr_pending == 1 &&
 		   c2->nr_pending == 1 && c0->wce && !c0->wb_now,
 		   "io_uring WCE=0: pending on every controller, no write back");
 		kdone.cid = 0;
 		kdone.q = 0;
 		clear_marks(&w);
-		vwc_watch_note_kernel(&w, &kdone, 16.1);
+		vwc_model_note_kernel(&w, &kdone, 16.1);
 		ok(c0->nr_pending == 1 && c0->wce,
 		   "an io_uring completion: WCE read, still pending (whose completion?)");
-		vwc_watch_confirm(c0, VWC_TRI_YES);
+		vwc_model_confirm(c0, VWC_TRI_YES);
 		ok(c0->nr_pending == 1, "WCE still reads 1: the WCE=0 is still pending");
-		vwc_watch_confirm(c0, VWC_TRI_UNKNOWN);
+		vwc_model_confirm(c0, VWC_TRI_UNKNOWN);
 		ok(c0->nr_pending == 1, "WCE not read: still pending");
-		vwc_watch_confirm(c0, VWC_TRI_NO);
+		vwc_model_confirm(c0, VWC_TRI_NO);
 		ok(c0->nr_pending == 0, "WCE reads 0: it took effect, no longer pending");
 		c1->nr_pending = 0;	/* a tracepoint-style entry is never confirmed */
 		sf.fid = 0x06;
 		sf.cid = 9;
 		sf.cdw11 = 1;
-		vwc_watch_note_kernel(&w, &sf, 16.2);
+		vwc_model_note_kernel(&w, &sf, 16.2);
 		c0->wb_now = false;
 		ok(c0->nr_pending == 1, "a cid's entry on c0");
-		vwc_watch_confirm(c0, VWC_TRI_YES);
+		vwc_model_confirm(c0, VWC_TRI_YES);
 		ok(c0->nr_pending == 1, "... is not ended by a read, only by its completion");
 		c0->nr_pending = 0;
-		vwc_watch_timers(&w, 18.5);
+		vwc_model_timers(&w, 18.5);
 		ok(!c2->nr_pending && c2->wce,
 		   "not confirmed: the pending timeout reads WCE");
 		/* io_uring with the queue the kernel's BTF names */
@@ -293,19 +293,19 @@ int main(void)
 		ksf.q = 0xa000;
 		ksf.cid = 0;
 		ksf.cdw11 = 1;
-		ok(vwc_watch_note_kernel(&w, &ksf, 19) == 1 && c1->wb_now &&
+		ok(vwc_model_note_kernel(&w, &ksf, 19) == 1 && c1->wb_now &&
 		   !c0->wb_now && !c2->wb_now && c1->nr_pending == 1 &&
 		   !c0->nr_pending && !c2->nr_pending && !c0->wce && !c2->wce,
 		   "io_uring naming its queue: that controller only (write back, pending); no other is touched");
 		kdone.q = 0xa000;
-		vwc_watch_note_kernel(&w, &kdone, 19.1);
+		vwc_model_note_kernel(&w, &kdone, 19.1);
 		ok(c1->nr_pending == 1 && c1->wce && !c0->wce && !c2->wce,
 		   "... its completion: WCE read on that controller only");
-		vwc_watch_confirm(c1, VWC_TRI_YES);
+		vwc_model_confirm(c1, VWC_TRI_YES);
 		ok(!c1->nr_pending, "... WCE reads 1: it took effect");
 		ksf.q = 0xc000;	/* a queue not learned yet: every one's */
 		clear_marks(&w);
-		ok(vwc_watch_note_kernel(&w, &ksf, 19.2) == 3 && c0->wb_now &&
+		ok(vwc_model_note_kernel(&w, &ksf, 19.2) == 3 && c0->wb_now &&
 		   c2->wb_now && c0->nr_pending == 1,
 		   "io_uring naming a queue not learned yet: every controller's");
 		for (i = 0; i < w.nr_ctrl; i++) {
@@ -322,17 +322,17 @@ int main(void)
 					     0, 0, 0 };
 
 		c0->nr_pending = 0;
-		for (i = 0; i < VWC_WATCH_PENDING_N + 3; i++) {
+		for (i = 0; i < VWC_MODEL_PENDING_N + 3; i++) {
 			many.cid = 100 + i;
-			vwc_watch_note_kernel(&w, &many, 17);
+			vwc_model_note_kernel(&w, &many, 17);
 		}
-		ok(c0->nr_pending == VWC_WATCH_PENDING_N,
+		ok(c0->nr_pending == VWC_MODEL_PENDING_N,
 		   "more in flight than kept: the oldest go, the controller stays pending");
 		many.kind = VWC_KW_COMPLETE;
 		many.cid = 100;		/* one that went: a late completion */
 		c0->wce = false;
-		vwc_watch_note_kernel(&w, &many, 17.1);
-		ok(c0->wce && c0->nr_pending == VWC_WATCH_PENDING_N,
+		vwc_model_note_kernel(&w, &many, 17.1);
+		ok(c0->wce && c0->nr_pending == VWC_MODEL_PENDING_N,
 		   "... its completion still reads WCE");
 		c0->nr_pending = 0;
 		clear_marks(&w);
@@ -353,62 +353,62 @@ int main(void)
 	}
 
 	/* settle after a reset: re-checks, SMART events, a rescan */
-	ok(vwc_watch_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&
+	ok(vwc_model_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&
 	   c2->arm_smart && w.rescan, "reset: full look, SMART armed, rescan");
-	ok(!vwc_watch_note_ctrl(&w, "nvme9", false, false, 20),
+	ok(!vwc_model_note_ctrl(&w, "nvme9", false, false, 20),
 	   "unknown controller: caller rescans");
 	clear_marks(&w);
-	due = vwc_watch_timers(&w, 20.1);
+	due = vwc_model_timers(&w, 20.1);
 	ok(due > 20.29 && due < 20.31 && !c2->full, "settle: first re-check at 0.3 s");
-	vwc_watch_timers(&w, 20.4);
+	vwc_model_timers(&w, 20.4);
 	ok(c2->full && c2->arm_smart && w.rescan,
 	   "settle: re-check fired with SMART and rescan");
 
 	/* 3: a controller that does not open yet */
 	clear_marks(&w);
 	open_fails = 1;
-	vwc_watch_note_gone(&w, "nvme2");
+	vwc_model_note_gone(&w, "nvme2");
 	idents[2] = 300;
 	fake_now = 30;
-	vwc_watch_sync(&w, 30);
-	c0 = vwc_watch_find_ctrl(&w, "nvme0");
-	c1 = vwc_watch_find_ctrl(&w, "nvme1");
-	c2 = vwc_watch_find_ctrl(&w, "nvme2");
-	ok(c2 && c2->fd < 0 && !vwc_watch_open_due(c2, 30.01) &&
-	   vwc_watch_open_due(c2, 30.06), "open failed: retried after 50 ms");
-	vwc_watch_open_result(c2, -ENXIO, 30.06);
-	ok(!vwc_watch_open_due(c2, 30.1) && vwc_watch_open_due(c2, 30.17),
+	vwc_model_sync(&w, 30);
+	c0 = vwc_model_find_ctrl(&w, "nvme0");
+	c1 = vwc_model_find_ctrl(&w, "nvme1");
+	c2 = vwc_model_find_ctrl(&w, "nvme2");
+	ok(c2 && c2->fd < 0 && !vwc_model_open_due(c2, 30.01) &&
+	   vwc_model_open_due(c2, 30.06), "open failed: retried after 50 ms");
+	vwc_model_open_result(c2, -ENXIO, 30.06);
+	ok(!vwc_model_open_due(c2, 30.1) && vwc_model_open_due(c2, 30.17),
 	   "open failed again: the delay doubles");
-	due = vwc_watch_timers(&w, 30.1);
+	due = vwc_model_timers(&w, 30.1);
 	ok(due > 30.15 && due < 30.17, "timers: the retry is due");
 	clear_marks(&w);
 	fd = next_fd++;
-	vwc_watch_open_result(c2, fd, 30.2);
+	vwc_model_open_result(c2, fd, 30.2);
 	ok(c2->fd == fd && c2->full && c2->arm_smart &&
-	   !vwc_watch_open_due(c2, 99), "opened: full probe, SMART armed, held");
-	ok(!vwc_watch_release_due(c2, 99),
+	   !vwc_model_open_due(c2, 99), "opened: full probe, SMART armed, held");
+	ok(!vwc_model_release_due(c2, 99),
 	   "held while its full probe and SMART arming are to come");
 	c2->full = c2->arm_smart = false;
 	c2->used_at = 30.3;
-	ok(!vwc_watch_release_due(c2, 31.2) && vwc_watch_release_due(c2, 31.31),
+	ok(!vwc_model_release_due(c2, 31.2) && vwc_model_release_due(c2, 31.31),
 	   "idle: let go 1 s after it served the last probe (rmmod nvme)");
 	c0->used_at = c1->used_at = 0;
 	for (i = 0; i < w.nr_ctrl; i++)	/* no settle re-check in the way */
 		memset(w.ctrl[i].settle, 0, sizeof(w.ctrl[i].settle));
-	due = vwc_watch_timers(&w, 30.4);
+	due = vwc_model_timers(&w, 30.4);
 	ok(due > 31.29 && due < 31.31, "timers: the release is due");
 	c2->wce = true;
-	ok(!vwc_watch_release_due(c2, 40), "a WCE read to come: kept");
+	ok(!vwc_model_release_due(c2, 40), "a WCE read to come: kept");
 	c2->wce = false;
 	c2->nr_pending = 1;
-	ok(!vwc_watch_release_due(c2, 40), "a Set Features pending: kept");
+	ok(!vwc_model_release_due(c2, 40), "a Set Features pending: kept");
 	c2->nr_pending = 0;
-	vwc_watch_released(c2);
-	ok(c2->fd < 0 && c2->released && !vwc_watch_open_due(c2, 99) &&
-	   !vwc_watch_release_due(c2, 99),
+	vwc_model_released(c2);
+	ok(c2->fd < 0 && c2->released && !vwc_model_open_due(c2, 99) &&
+	   !vwc_model_release_due(c2, 99),
 	   "let go: no open retry (the next probe opens it)");
 	fd = next_fd++;
-	vwc_watch_open_result(c2, fd, 40);
+	vwc_model_open_result(c2, fd, 40);
 	ok(c2->fd == fd && !c2->released, "opened again");
 	open_fails = 0;
 
@@ -417,16 +417,16 @@ int main(void)
 	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
 	know(c1, VWC_TRI_YES, VWC_TRI_NO);
 	c2->known = false;
-	vwc_watch_safety_net(&w);
+	vwc_model_safety_net(&w);
 	ok(!c0->wce && c1->wce && c2->wce && w.attach,
 	   "safety net: WCE where a cache is reported or unknown, attach");
 	clear_marks(&w);
-	vwc_watch_note_all(&w);
+	vwc_model_note_all(&w);
 	ok(c0->full && c1->full && c2->full && w.rescan,
 	   "events lost: everything again");
 
-	vwc_watch_note_ns(&w, "nvme0n1");
-	vwc_watch_free(&w);
+	vwc_model_note_ns(&w, "nvme0n1");
+	vwc_model_free(&w);
 	ok(w.nr_ctrl == 0 && gone == 6 + 0 && ns_gone == 2,
 	   "free: every controller and namespace let go");
 	return tap_done();

@@ -27,8 +27,8 @@
 # remove + rescan, and counted apart. No fault starts before the
 # sidecar's start line.
 # `rmmod nvme`: an open /dev/nvmeN or namespace takes a reference on the
-# module. The sidecar lets its descriptors go after 1 s idle (watch.h,
-# VWC_WATCH_HOLD_S); wc-sampler closes its own on SIGUSR1; udevd's blkid
+# module. The sidecar lets its descriptors go after 1 s idle (watch-model.h,
+# VWC_MODEL_HOLD_S); wc-sampler closes its own on SIGUSR1; udevd's blkid
 # opens namespaces for a moment after events. So rmmod is tried every
 # 0.1 s for up to 5 s, as an admin would try again, and what still holds
 # the module is named when it is refused.

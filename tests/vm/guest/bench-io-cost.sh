@@ -2,7 +2,7 @@
 # timeout: 3600
 #
 # The I/O-path cost of the sidecar's kernel-side detection
-# (src/kwatch.c), measured in three states side by side: "off" (no
+# (src/watch/kwatch.c), measured in three states side by side: "off" (no
 # sidecar), "on" (the sidecar as installed: kprobes on the nvme admin
 # passthrough entry points, nothing on the I/O path) and "tp" (the sidecar
 # with VWC_KWATCH=tracepoints: perf events on nvme:nvme_setup_cmd and

@@ -73,74 +73,74 @@ struct vwc_nslist {
 };
 
 /**
- * vwc_nslist_free() - free what vwc_ctrl_namespaces() allocated
+ * vwc_dynid_nslist_free() - free what vwc_dynid_ctrl_namespaces() allocated
  * @l:	list (empty after)
  */
-void vwc_nslist_free(struct vwc_nslist *l);
+void vwc_dynid_nslist_free(struct vwc_nslist *l);
 
 /* a list freed when it goes out of scope */
-#define VWC_NSLIST_AUTO	__attribute__((cleanup(vwc_nslist_free)))
+#define VWC_NSLIST_AUTO	__attribute__((cleanup(vwc_dynid_nslist_free)))
 
 /**
- * vwc_quirks_is_pci_addr() - is @s a PCI address "dddd:bb:dd.f" (pure)
+ * vwc_dynid_is_pci_addr() - is @s a PCI address "dddd:bb:dd.f" (pure)
  * @s:	string
  *
  * Return: true if it is.
  */
-bool vwc_quirks_is_pci_addr(const char *s);
+bool vwc_dynid_is_pci_addr(const char *s);
 
 /**
- * vwc_pcidev_load() - read a PCI function from sysfs
+ * vwc_dynid_pcidev_load() - read a PCI function from sysfs
  * @d:		result
  * @addr:	its address
  *
  * Return: 0, or -ENODEV.
  */
-int vwc_pcidev_load(struct vwc_pcidev *d, const char *addr);
+int vwc_dynid_pcidev_load(struct vwc_pcidev *d, const char *addr);
 
 /**
- * vwc_ctrl_pci_addr() - the PCI function of a controller
+ * vwc_dynid_ctrl_pci_addr() - the PCI function of a controller
  * @ctrl:	"nvme0"
  * @addr:	on return, "0000:01:00.0"
  * @len:	size of @addr
  *
  * Return: 0, -ENODEV for a controller not on PCI, or a negative errno.
  */
-int vwc_ctrl_pci_addr(const char *ctrl, char *addr, size_t len);
+int vwc_dynid_ctrl_pci_addr(const char *ctrl, char *addr, size_t len);
 
 /**
- * vwc_ctrl_namespaces() - block devices of a controller's namespaces
+ * vwc_dynid_ctrl_namespaces() - block devices of a controller's namespaces
  * @ctrl:	"nvme0" ("" gives none)
  * @l:		result, every namespace (freed and refilled when it holds
- *		some); vwc_nslist_free() when done
+ *		some); vwc_dynid_nslist_free() when done
  */
-void vwc_ctrl_namespaces(const char *ctrl, struct vwc_nslist *l);
+void vwc_dynid_ctrl_namespaces(const char *ctrl, struct vwc_nslist *l);
 
 /**
- * vwc_wz_summary() - "nvme0n1 524288, nvme0n2 524288"
+ * vwc_dynid_wz_summary() - "nvme0n1 524288, nvme0n2 524288"
  * @l:		namespaces
  * @out:	text (write_zeroes_max_bytes of each)
  * @len:	size of @out
  */
-void vwc_wz_summary(const struct vwc_nslist *l, char *out, size_t len);
+void vwc_dynid_wz_summary(const struct vwc_nslist *l, char *out, size_t len);
 
 /**
- * vwc_wz_enabled() - has any namespace Write Zeroes
+ * vwc_dynid_wz_enabled() - has any namespace Write Zeroes
  * @l:	namespaces
  *
  * Return: 1 some namespace has, 0 none has, -ENOENT no namespace.
  */
-int vwc_wz_enabled(const struct vwc_nslist *l);
+int vwc_dynid_wz_enabled(const struct vwc_nslist *l);
 
 /**
- * vwc_ctrl_kernel_quirks() - /sys/class/nvme/@ctrl/quirks (7.x)
+ * vwc_dynid_kernel_quirks() - /sys/class/nvme/@ctrl/quirks (7.x)
  * @ctrl:	"nvme0"
  * @buf:	its text
  * @len:	size of @buf
  *
  * Return: 0, or a negative errno (no such attribute, no controller).
  */
-int vwc_ctrl_kernel_quirks(const char *ctrl, char *buf, size_t len);
+int vwc_dynid_kernel_quirks(const char *ctrl, char *buf, size_t len);
 
 /**
  * vwc_dynid_parse() - read a dynamic-ID record (pure)
@@ -210,36 +210,36 @@ int vwc_dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
 int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val);
 
 /**
- * vwc_pcidev_wait_ctrl() - wait for a live controller on @d
+ * vwc_dynid_wait_ctrl() - wait for a live controller on @d
  * @d:		PCI function (reloaded)
  * @want_ns:	with at least this many namespaces
  * @timeout_ms:	how long
  *
  * Return: 0, or -ETIMEDOUT.
  */
-int vwc_pcidev_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms);
+int vwc_dynid_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms);
 
 /**
- * vwc_nvme_bind() - write @addr to the nvme driver's bind or unbind
+ * vwc_dynid_bind() - write @addr to the nvme driver's bind or unbind
  * @what:	"bind" or "unbind"
  * @addr:	PCI address
  *
  * Return: 0, or a negative errno.
  */
-int vwc_nvme_bind(const char *what, const char *addr);
+int vwc_dynid_bind(const char *what, const char *addr);
 
 /**
- * vwc_pcidev_override() - would a driver_override keep @d from nvme
+ * vwc_dynid_override() - would a driver_override keep @d from nvme
  * @d:		PCI function
  * @why:	on 1, the reason
  * @len:	size of @why
  *
  * Return: 1 its driver_override names another driver, 0 not.
  */
-int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len);
+int vwc_dynid_override(const struct vwc_pcidev *d, char *why, size_t len);
 
 /**
- * vwc_nvme_bind_retry() - bind @addr to nvme, retrying
+ * vwc_dynid_bind_retry() - bind @addr to nvme, retrying
  * @addr:	PCI address
  * @label:	for messages
  *
@@ -249,10 +249,10 @@ int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len);
  *
  * Return: 0 bound to nvme, or a negative errno.
  */
-int vwc_nvme_bind_retry(const char *addr, const char *label);
+int vwc_dynid_bind_retry(const char *addr, const char *label);
 
 /**
- * vwc_pcidev_rebind() - unbind and bind @d, releasing @h between the two
+ * vwc_dynid_rebind() - unbind and bind @d, releasing @h between the two
  * @d:		PCI function
  * @h:		handles on its block devices
  * @nr_ns:	namespaces to wait for
@@ -263,10 +263,10 @@ int vwc_nvme_bind_retry(const char *addr, const char *label);
  *
  * Return: 0, or a negative errno (printed).
  */
-int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns);
+int vwc_dynid_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns);
 
 /**
- * vwc_qlock_take() - take <rundir>/quirks.lock, waiting up to 60 s
+ * vwc_dynid_qlock_take() - take <rundir>/quirks.lock, waiting up to 60 s
  *
  * Dynamic IDs and rebinds are serialized by this lock, not by the
  * writers' lock (see dynid.c). Every unbind happens under it, so once it
@@ -275,19 +275,19 @@ int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns);
  *
  * Return: 0, or a negative errno (printed).
  */
-int vwc_qlock_take(void);
+int vwc_dynid_qlock_take(void);
 
 /**
- * vwc_qlock_try() - vwc_qlock_take() without waiting
+ * vwc_dynid_qlock_try() - vwc_dynid_qlock_take() without waiting
  *
  * Return: 0, -EWOULDBLOCK when another process holds it (nothing
  * printed), or a negative errno (printed).
  */
-int vwc_qlock_try(void);
+int vwc_dynid_qlock_try(void);
 
 /**
- * vwc_qlock_release() - release the lock vwc_qlock_take() took
+ * vwc_dynid_qlock_release() - release the lock vwc_dynid_qlock_take() took
  */
-void vwc_qlock_release(void);
+void vwc_dynid_qlock_release(void);
 
 #endif

@@ -9,7 +9,7 @@
  * close, but opened again on a timer until it is live, and held from
  * then on (a failed open raises no close event either). An open
  * /dev/nvmeN pins the nvme module, so a descriptor idle for
- * VWC_WATCH_HOLD_S is closed with the close event masked
+ * VWC_MODEL_HOLD_S is closed with the close event masked
  * (vwc_src_close_quiet()) and opened again by the next probe: an admin's
  * `rmmod nvme` is not refused because of the sidecar. Its own Get
  * Features are not Set Features, and its Set Features 0Bh (SMART events)
@@ -44,7 +44,7 @@ double vwc_watch_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct vwc_watcher *of(struct vwc_watch *w)
+static struct vwc_sidecar *of(struct vwc_model *w)
 {
 	return w->arg;
 }
@@ -53,22 +53,22 @@ static void try_open(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
 {
 	int fd = vwc_nvme_open(tc->devnode);
 
-	if (fd < 0 && c->open_delay <= VWC_WATCH_OPEN_MIN_S)
+	if (fd < 0 && c->open_delay <= VWC_MODEL_OPEN_MIN_S)
 		vwc_warn("%s: cannot open %s: %s; trying again until it opens",
 			 c->name, tc->devnode, strerror(-fd));
-	else if (fd >= 0 && c->open_delay > VWC_WATCH_OPEN_MIN_S)
+	else if (fd >= 0 && c->open_delay > VWC_MODEL_OPEN_MIN_S)
 		vwc_info("%s: %s opened", c->name, tc->devnode);
-	vwc_watch_open_result(c, fd, vwc_watch_now());
+	vwc_model_open_result(c, fd, vwc_watch_now());
 }
 
-static void op_ctrl_added(struct vwc_watch *w, struct vwc_wctrl *c,
+static void op_ctrl_added(struct vwc_model *w, struct vwc_wctrl *c,
 			  const struct vwc_ctrl *tc)
 {
 	try_open(c, tc);
 	vwc_src_watch_ctrl(&of(w)->src, tc);
 }
 
-static void op_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
+static void op_ctrl_gone(struct vwc_model *w, struct vwc_wctrl *c)
 {
 	struct vwc_topo *t = &of(w)->run.topo;
 	int ci = vwc_topo_find_ctrl(t, c->name);
@@ -80,12 +80,12 @@ static void op_ctrl_gone(struct vwc_watch *w, struct vwc_wctrl *c)
 	vwc_nvme_close(c->fd);
 }
 
-static void op_ns_added(struct vwc_watch *w, const char *name)
+static void op_ns_added(struct vwc_model *w, const char *name)
 {
 	vwc_src_watch_ns(&of(w)->src, name);
 }
 
-static void op_ns_gone(struct vwc_watch *w, const char *name)
+static void op_ns_gone(struct vwc_model *w, const char *name)
 {
 	vwc_src_unwatch(&of(w)->src, name);
 }
@@ -100,7 +100,7 @@ static uint64_t op_ident(const struct vwc_ctrl *tc)
 	return (uint64_t)st.st_ino;
 }
 
-const struct vwc_watch_ops vwc_watcher_ops = {
+const struct vwc_model_ops vwc_watch_ops = {
 	.ctrl_added = op_ctrl_added,
 	.ctrl_gone = op_ctrl_gone,
 	.ns_added = op_ns_added,
@@ -108,7 +108,7 @@ const struct vwc_watch_ops vwc_watcher_ops = {
 	.ident = op_ident,
 };
 
-void vwc_watch_rescan(struct vwc_watcher *wr)
+void vwc_watch_rescan(struct vwc_sidecar *wr)
 {
 	int r = vwc_run_rescan(&wr->run);
 
@@ -119,7 +119,7 @@ void vwc_watch_rescan(struct vwc_watcher *wr)
 	wr->model.rescan = false;
 	wr->model.topo = &wr->run.topo;
 	vwc_watch_topo_changed(wr);	/* what this scan saw */
-	vwc_watch_sync(&wr->model, vwc_watch_now());
+	vwc_model_sync(&wr->model, vwc_watch_now());
 	vwc_watch_publish_fast(wr);
 	vwc_info("topology: %d controller(s), %d namespace(s)",
 		 wr->run.topo.nr_ctrls, wr->run.topo.nr_ns);
@@ -147,7 +147,7 @@ static uint64_t class_sig(const char *dir)
 	return sig;
 }
 
-bool vwc_watch_topo_changed(struct vwc_watcher *wr)
+bool vwc_watch_topo_changed(struct vwc_sidecar *wr)
 {
 	uint64_t sig = class_sig("/sys/class/nvme") * 31 +
 		       class_sig("/sys/class/block");
@@ -158,7 +158,7 @@ bool vwc_watch_topo_changed(struct vwc_watcher *wr)
 	return true;
 }
 
-void vwc_watch_open_retry(struct vwc_watcher *wr)
+void vwc_watch_open_retry(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double now = vwc_watch_now();
@@ -167,7 +167,7 @@ void vwc_watch_open_retry(struct vwc_watcher *wr)
 	for (i = 0; i < wr->model.nr_ctrl; i++) {
 		struct vwc_wctrl *c = &wr->model.ctrl[i];
 
-		if (!vwc_watch_open_due(c, now))
+		if (!vwc_model_open_due(c, now))
 			continue;
 		ci = vwc_topo_find_ctrl(t, c->name);
 		if (ci < 0)
@@ -216,9 +216,9 @@ static bool ns_ignored(const struct vwc_run *run, const struct vwc_ns *ns)
 	return false;
 }
 
-void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c)
+void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c)
 {
-	struct vwc_watcher *wr = of(w);
+	struct vwc_sidecar *wr = of(w);
 	struct vwc_topo *t = &wr->run.topo;
 	int ci = vwc_topo_find_ctrl(t, c->name), i;
 
@@ -235,7 +235,7 @@ void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c)
 		if (!vwc_ns_has_ctrl(ns, ci) || ns->action == VWC_ACT_SKIPPED)
 			continue;
 		changed |= ns->action == VWC_ACT_CHANGED;
-		n = vwc_watch_find_ns(w, ns->name);
+		n = vwc_model_find_ns(w, ns->name);
 		if (n && ns->action != VWC_ACT_FAILED)
 			n->expected = VWC_MODE_WRITE_BACK;
 	}
@@ -269,7 +269,7 @@ static void unknown(struct vwc_run *run, struct vwc_ctrl *tc, int err)
  * A descriptor let go when idle (vwc_watch_release_idle()) is opened again
  * for the probe; one that will not open now goes to the retry timer.
  */
-static void reopen(struct vwc_watcher *wr, struct vwc_wctrl *c,
+static void reopen(struct vwc_sidecar *wr, struct vwc_wctrl *c,
 		   struct vwc_ctrl *tc)
 {
 	int fd = vwc_nvme_open(tc->devnode);
@@ -282,10 +282,10 @@ static void reopen(struct vwc_watcher *wr, struct vwc_wctrl *c,
 	}
 	vwc_warn("%s: cannot open %s: %s; trying again until it opens",
 		 c->name, tc->devnode, strerror(-fd));
-	vwc_watch_open_result(c, fd, vwc_watch_now());
+	vwc_model_open_result(c, fd, vwc_watch_now());
 }
 
-void vwc_watch_release_idle(struct vwc_watcher *wr)
+void vwc_watch_release_idle(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double now = vwc_watch_now();
@@ -294,7 +294,7 @@ void vwc_watch_release_idle(struct vwc_watcher *wr)
 	for (i = 0; i < wr->model.nr_ctrl; i++) {
 		struct vwc_wctrl *c = &wr->model.ctrl[i];
 
-		if (!vwc_watch_release_due(c, now))
+		if (!vwc_model_release_due(c, now))
 			continue;
 		ci = vwc_topo_find_ctrl(t, c->name);
 		if (ci < 0)
@@ -303,15 +303,15 @@ void vwc_watch_release_idle(struct vwc_watcher *wr)
 		vwc_src_close_quiet(&wr->src, t->ctrls[ci].devnode, c->fd);
 		if (t->ctrls[ci].held_fd == c->fd)
 			t->ctrls[ci].held_fd = -1;
-		vwc_watch_released(c);
+		vwc_model_released(c);
 		vwc_info("%s: idle: descriptor closed", c->name);
 	}
 }
 
 /* Read what the model's plan says from one selected controller. */
-static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
+static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc)
 {
-	struct vwc_wctrl *c = vwc_watch_find_ctrl(&wr->model, tc->name);
+	struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model, tc->name);
 	bool full = false;
 
 	if (!c) {
@@ -332,14 +332,14 @@ static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
 	/* its Get Features 06h go through its admin queue: the mark the
 	 * kprobes name it by (the fast path learns it in this window) */
 	vwc_fast_learn_begin(wr->src.fast, c->instance);
-	if (vwc_watch_plan(&wr->model, c) == VWC_WATCH_PROBE_FULL) {
+	if (vwc_model_plan(&wr->model, c) == VWC_MODEL_PROBE_FULL) {
 		vwc_probe_ctrl(&wr->run, tc);
 		full = true;
 	} else {
 		vwc_probe_ctrl_wce(&wr->run, tc);
 	}
 	vwc_fast_learn_end(wr->src.fast);
-	vwc_watch_confirm(c, tc->facts.wce);
+	vwc_model_confirm(c, tc->facts.wce);
 	/* a Set Features 06h in flight: the cache may be on */
 	if (c->nr_pending && tc->facts.wce != VWC_TRI_UNKNOWN) {
 		tc->facts.wce = VWC_TRI_UNKNOWN;
@@ -356,7 +356,7 @@ static bool probe(struct vwc_watcher *wr, struct vwc_ctrl *tc)
  * which goes only when an admin acts, LOCK_RETRY doubled at each failure
  * in a row up to LOCK_RETRY_MAX, so that the log is not flooded.
  */
-static double lock_retry_in(struct vwc_watcher *wr)
+static double lock_retry_in(struct vwc_sidecar *wr)
 {
 	double in = LOCK_RETRY;
 	int i;
@@ -380,7 +380,7 @@ static double lock_retry_in(struct vwc_watcher *wr)
  * is evaluated again LOCK_RETRY later. One controller a hold: udev's runs
  * for other controllers never wait for a whole host's pass.
  */
-static void evaluate_ctrl(struct vwc_watcher *wr, int ci)
+static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double held = vwc_lock_longest_ms();
@@ -421,10 +421,10 @@ static void evaluate_ctrl(struct vwc_watcher *wr, int ci)
 
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
-		struct vwc_wctrl *c = vwc_watch_find_ctrl(&wr->model, tc->name);
+		struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model, tc->name);
 
 		if (c && tc->wanted && tc->probed)
-			vwc_watch_learn(c, tc);
+			vwc_model_learn(c, tc);
 		/* write through waited for the lock: read WCE again then */
 		if (c && tc->wanted && wr->run.lock_busy)
 			c->wce = true;
@@ -435,15 +435,15 @@ static void evaluate_ctrl(struct vwc_watcher *wr, int ci)
 
 		if (!tn->wanted || tn->action == VWC_ACT_FAILED)
 			continue;
-		n = vwc_watch_find_ns(&wr->model, tn->name);
+		n = vwc_model_find_ns(&wr->model, tn->name);
 		if (n)
 			n->expected = tn->decision.mode;
 	}
 }
 
-void vwc_watch_evaluate(struct vwc_watcher *wr)
+void vwc_watch_evaluate(struct vwc_sidecar *wr)
 {
-	struct vwc_watch *w = &wr->model;
+	struct vwc_model *w = &wr->model;
 	int i, ci;
 
 	if (w->lock_retry && vwc_watch_now() < w->lock_retry)
@@ -462,14 +462,14 @@ void vwc_watch_evaluate(struct vwc_watcher *wr)
 	}
 }
 
-void vwc_watch_check_modes(struct vwc_watcher *wr)
+void vwc_watch_check_modes(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	int i;
 
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *tn = &t->ns[i];
-		struct vwc_wns *n = vwc_watch_find_ns(&wr->model, tn->name);
+		struct vwc_wns *n = vwc_model_find_ns(&wr->model, tn->name);
 		enum vwc_mode cur;
 
 		if (!n || n->expected == VWC_MODE_NONE ||
@@ -477,7 +477,7 @@ void vwc_watch_check_modes(struct vwc_watcher *wr)
 			continue;
 		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
 			 vwc_mode_str(cur), vwc_mode_str(n->expected));
-		vwc_watch_note_ns(&wr->model, tn->name);
+		vwc_model_note_ns(&wr->model, tn->name);
 	}
 }
 
@@ -487,7 +487,7 @@ void vwc_watch_check_modes(struct vwc_watcher *wr)
  * of writing. Written to a temporary file in the same directory, then
  * renamed over the old one: a scrape sees the old file or the new one.
  */
-void vwc_watch_write_textfile(struct vwc_watcher *wr)
+void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	char tmp[VWC_PATH_LEN + 16];
@@ -552,7 +552,7 @@ void vwc_watch_write_textfile(struct vwc_watcher *wr)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
-void vwc_watch_publish_fast(struct vwc_watcher *wr)
+void vwc_watch_publish_fast(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	struct vwc_fast_ctrl *tab;
@@ -564,7 +564,7 @@ void vwc_watch_publish_fast(struct vwc_watcher *wr)
 	if (!tab)
 		return;
 	for (i = 0; i < t->nr_ctrls; i++) {
-		struct vwc_wctrl *c = vwc_watch_find_ctrl(&wr->model,
+		struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model,
 							  t->ctrls[i].name);
 		struct vwc_fast_ctrl *fc;
 

@@ -21,7 +21,7 @@
  * a function the admin unbound (no record), one bound since to any driver,
  * one whose driver_override names another driver, another device at that
  * address, a record of an earlier boot: the record goes, nothing is bound.
- * A bind that fails is retried (vwc_nvme_bind_retry()), logged as an
+ * A bind that fails is retried (vwc_dynid_bind_retry()), logged as an
  * error naming the command that binds it, and its record moved to
  * <rundir>/unbound-failed/, so that nothing loops on it. /run survives
  * the initramfs's switch_root: a record made there reaches the system.
@@ -78,8 +78,9 @@ void vwc_unbound_clear(const char *addr);
 /**
  * vwc_unbound_recover() - bind what a record names whose unbinder ended
  *
- * Call with the quirks lock held (vwc_qlock_take() and vwc_qlock_try() do,
- * once they have it). Records whose unbinder lives are left.
+ * Call with the quirks lock held (vwc_dynid_qlock_take() and
+ * vwc_dynid_qlock_try() do, once they have it). Records whose unbinder
+ * lives are left.
  *
  * Return: 0, or -EIO when a bind failed (logged; its record moved to
  * <rundir>/unbound-failed).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The sidecar's event sources (watch-sources.h): udev, inotify and the
- * nvme tracepoints, each turned into calls of the model (watch.h).
+ * fast path's pipe (the kernel-side detection: kprobes, or the nvme
+ * tracepoints), each turned into calls of the model (watch-model.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@
 #include "log.h"
 #include "nvme-io.h"
 #include "watch-sources.h"
-#include "watch.h"
+#include "watch-model.h"
 
 /* udev sockets' receive buffer (libudev 252 and udevd take this too) */
 #define VWC_SRC_RCVBUF	(128 * 1024 * 1024)
@@ -94,7 +95,7 @@ static void add_wd(struct vwc_watch_src *s, const char *path,
 	wd = inotify_add_watch(s->ifd, path, mask);
 	if (wd < 0) {
 		if (errno == ENOSPC && !s->inotify_full_warned) {
-			vwc_warn("cannot watch %s: inotify watch limit reached (fs.inotify.max_user_watches); close events of further devices are missed, the nvme tracepoints and the safety net still see them",
+			vwc_warn("cannot watch %s: inotify watch limit reached (fs.inotify.max_user_watches); close events of further devices are missed, the kernel-side detection and the safety net still see them",
 				 path);
 			s->inotify_full_warned = true;
 		} else {
@@ -168,8 +169,8 @@ void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
 	/*
 	 * The watch narrowed to writers' closes for our own (read-only)
 	 * close, then widened again: one watch descriptor all along. A
-	 * reader's close in between is missed here; the tracepoints and the
-	 * safety net still see its Set Features.
+	 * reader's close in between is missed here; the kernel-side
+	 * detection and the safety net still see its Set Features.
 	 */
 	int wd = inotify_add_watch(s->ifd, devnode, IN_CLOSE_WRITE);
 
@@ -179,14 +180,14 @@ void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
 				  IN_CLOSE_WRITE | IN_CLOSE_NOWRITE);
 }
 
-static void on_inotify_event(struct vwc_watch_src *s, struct vwc_watch *w,
+static void on_inotify_event(struct vwc_watch_src *s, struct vwc_model *w,
 			     const struct inotify_event *ev)
 {
 	int i;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
 		vwc_warn("inotify queue overflow: discovering and reading every controller again");
-		vwc_watch_note_all(w);
+		vwc_model_note_all(w);
 		return;
 	}
 	for (i = 0; i < s->nr_wds; i++) {
@@ -198,19 +199,19 @@ static void on_inotify_event(struct vwc_watch_src *s, struct vwc_watch *w,
 			*e = s->wds[--s->nr_wds];
 			return;
 		}
-		if (!vwc_watch_find_ctrl(w, e->name)) {
-			vwc_watch_note_ns(w, e->name);
+		if (!vwc_model_find_ctrl(w, e->name)) {
+			vwc_model_note_ns(w, e->name);
 		} else if (e->ctl_file) {
 			vwc_info("%s: reset or rescan requested", e->name);
-			vwc_watch_note_ctrl(w, e->name, true, true, now_s());
+			vwc_model_note_ctrl(w, e->name, true, true, now_s());
 		} else {
-			vwc_watch_note_ctrl(w, e->name, false, false, 0);
+			vwc_model_note_ctrl(w, e->name, false, false, 0);
 		}
 		return;
 	}
 }
 
-void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w)
+void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_model *w)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t len;
@@ -227,7 +228,7 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w)
 	}
 }
 
-void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
+void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 		       struct udev_monitor *mon, bool kernel)
 {
 	struct udev_device *dev;
@@ -250,7 +251,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 				vwc_warn("%s socket overflowed (ENOBUFS): events lost; discovering and reading every controller again",
 					 kernel ? "kernel uevent" : "udev event");
 			lost = true;
-			vwc_watch_note_all(w);
+			vwc_model_note_all(w);
 			continue;
 		}
 		if (!dev)
@@ -299,7 +300,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 
 		if (!strcmp(action, "remove") && kind == VWC_KIND_CTRL) {
 			/* forgotten now: the same name may come back */
-			vwc_watch_note_gone(w, name);
+			vwc_model_note_gone(w, name);
 		} else if (!strcmp(action, "add") || !strcmp(action, "remove")) {
 			/* topology changes come from udev: rediscover */
 			if (kind == VWC_KIND_CTRL || kind == VWC_KIND_NS ||
@@ -314,18 +315,18 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
 			 * backup failures come this way; a reset or connect
 			 * (not a SMART AEN) gets the re-checks.
 			 */
-			if (!vwc_watch_note_ctrl(w, name, true, event || !aen,
+			if (!vwc_model_note_ctrl(w, name, true, event || !aen,
 						 now_s()))
 				w->rescan = true;
 		} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
-			vwc_watch_note_ns(w, name);
+			vwc_model_note_ns(w, name);
 		}
 		udev_device_unref(dev);
 	}
 }
 
-void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
-		       void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c))
+void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_model *w,
+		       void (*wb)(struct vwc_model *w, struct vwc_wctrl *c))
 {
 	struct vwc_fast_msg m[64];
 	int n, i, j;
@@ -338,7 +339,7 @@ void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
 				for (j = 0; j < w->nr_ctrl; j++) {
 					c = &w->ctrl[j];
 					if (c->instance == m[i].instance)
-						vwc_watch_learn_queue(w, c,
+						vwc_model_learn_queue(w, c,
 								      m[i].q);
 				}
 				continue;
@@ -359,11 +360,11 @@ void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
 						continue;
 					vwc_info("%s: admin queue not heard of yet: learned from the fast path's table",
 						 c->name);
-					vwc_watch_learn_queue(w, c, m[i].ev.q);
+					vwc_model_learn_queue(w, c, m[i].ev.q);
 				}
 			/* the fast path wrote write back already: the
 			 * model's write back finds nothing to write */
-			if (vwc_watch_note_kernel(w, &m[i].ev, now_s()) <= 0)
+			if (vwc_model_note_kernel(w, &m[i].ev, now_s()) <= 0)
 				continue;
 			for (j = 0; j < w->nr_ctrl; j++) {
 				c = &w->ctrl[j];

@@ -19,7 +19,7 @@
 #include "sigdefer.h"
 #include "unbound.h"
 
-bool vwc_quirks_is_pci_addr(const char *s)
+bool vwc_dynid_is_pci_addr(const char *s)
 {
 	unsigned int dom, bus, dev, fn;
 	size_t dl = strcspn(s, ":");
@@ -43,7 +43,7 @@ static unsigned int read_hex(const char *dir, const char *file)
 }
 
 
-int vwc_pcidev_load(struct vwc_pcidev *d, const char *addr)
+int vwc_dynid_pcidev_load(struct vwc_pcidev *d, const char *addr)
 {
 	char path[VWC_PATH_LEN + 32], link[VWC_PATH_LEN];
 	struct dirent *de;
@@ -91,7 +91,7 @@ int vwc_pcidev_load(struct vwc_pcidev *d, const char *addr)
 }
 
 /* the PCI function of a controller: nvmeN -> 0000:01:00.0 */
-int vwc_ctrl_pci_addr(const char *ctrl, char *addr, size_t len)
+int vwc_dynid_ctrl_pci_addr(const char *ctrl, char *addr, size_t len)
 {
 	char path[VWC_PATH_LEN], real[PATH_MAX], *b;
 
@@ -99,14 +99,14 @@ int vwc_ctrl_pci_addr(const char *ctrl, char *addr, size_t len)
 	if (!realpath(path, real))
 		return -errno;
 	b = strrchr(real, '/');
-	if (!b || !vwc_quirks_is_pci_addr(b + 1))
+	if (!b || !vwc_dynid_is_pci_addr(b + 1))
 		return -ENODEV;	/* not PCI (fabrics) */
 	snprintf(addr, len, "%s", b + 1);
 	return 0;
 }
 
 
-void vwc_nslist_free(struct vwc_nslist *l)
+void vwc_dynid_nslist_free(struct vwc_nslist *l)
 {
 	free(l->name);
 	l->name = NULL;
@@ -114,14 +114,14 @@ void vwc_nslist_free(struct vwc_nslist *l)
 }
 
 /* block devices of a controller's namespaces (multipath heads for paths) */
-void vwc_ctrl_namespaces(const char *ctrl, struct vwc_nslist *l)
+void vwc_dynid_ctrl_namespaces(const char *ctrl, struct vwc_nslist *l)
 {
 	char path[VWC_PATH_LEN], ns[VWC_NAME_LEN];
 	struct dirent *de;
 	DIR *dir;
 	int i, cap = 0;
 
-	vwc_nslist_free(l);
+	vwc_dynid_nslist_free(l);
 	if (!ctrl[0])
 		return;
 	snprintf(path, sizeof(path), "/sys/class/nvme/%s", ctrl);
@@ -161,7 +161,7 @@ static long ns_wz(const char *ns)
 }
 
 /* "nvme0n1 524288, nvme0n2 524288" */
-void vwc_wz_summary(const struct vwc_nslist *l, char *out, size_t len)
+void vwc_dynid_wz_summary(const struct vwc_nslist *l, char *out, size_t len)
 {
 	size_t used = 0;
 	int i;
@@ -175,7 +175,7 @@ void vwc_wz_summary(const struct vwc_nslist *l, char *out, size_t len)
 }
 
 /* 1 some namespace has Write Zeroes, 0 none has, -ENOENT no namespace */
-int vwc_wz_enabled(const struct vwc_nslist *l)
+int vwc_dynid_wz_enabled(const struct vwc_nslist *l)
 {
 	int i, on = 0;
 
@@ -187,7 +187,7 @@ int vwc_wz_enabled(const struct vwc_nslist *l)
 	return on;
 }
 
-int vwc_ctrl_kernel_quirks(const char *ctrl, char *buf, size_t len)
+int vwc_dynid_kernel_quirks(const char *ctrl, char *buf, size_t len)
 {
 	char path[VWC_PATH_LEN];
 
@@ -317,9 +317,9 @@ static int twins_hold(const struct vwc_pcidev *d, char (*addr)[20], int max)
 		struct vwc_pcidev t;
 		char path[VWC_PATH_LEN + 32], ov[64];
 
-		if (!vwc_quirks_is_pci_addr(de->d_name) ||
+		if (!vwc_dynid_is_pci_addr(de->d_name) ||
 		    !strcmp(de->d_name, d->addr) ||
-		    vwc_pcidev_load(&t, de->d_name) || t.driver[0] ||
+		    vwc_dynid_pcidev_load(&t, de->d_name) || t.driver[0] ||
 		    strcmp(t.key, d->key))
 			continue;
 		snprintf(path, sizeof(path), "%s/driver_override", t.dir);
@@ -400,7 +400,7 @@ int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val)
 }
 
 /* wait until @addr has a live controller with at least @want_ns namespaces */
-int vwc_pcidev_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
+int vwc_dynid_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
 {
 	char addr[20], state[32], path[VWC_PATH_LEN];
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
@@ -408,10 +408,10 @@ int vwc_pcidev_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
 
 	snprintf(addr, sizeof(addr), "%s", d->addr);
 	for (t = 0; t <= timeout_ms; t += 100) {
-		if (!vwc_pcidev_load(d, addr) && d->ctrl[0]) {
+		if (!vwc_dynid_pcidev_load(d, addr) && d->ctrl[0]) {
 			snprintf(path, sizeof(path), "/sys/class/nvme/%s/state",
 				 d->ctrl);
-			vwc_ctrl_namespaces(d->ctrl, &l);
+			vwc_dynid_ctrl_namespaces(d->ctrl, &l);
 			if (!vwc_read_line(path, state, sizeof(state)) &&
 			    !strcmp(state, "live") && l.n >= want_ns)
 				return 0;
@@ -421,7 +421,7 @@ int vwc_pcidev_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
-int vwc_nvme_bind(const char *what, const char *addr)
+int vwc_dynid_bind(const char *what, const char *addr)
 {
 	char path[128];
 
@@ -445,7 +445,7 @@ static void bound_driver(const char *addr, char *drv, size_t len)
 	snprintf(drv, len, "%.63s", b ? b + 1 : link);
 }
 
-int vwc_pcidev_override(const struct vwc_pcidev *d, char *why, size_t len)
+int vwc_dynid_override(const struct vwc_pcidev *d, char *why, size_t len)
 {
 	char path[VWC_PATH_LEN + 32], ov[64];
 
@@ -472,7 +472,7 @@ static int bind_retry(const char *addr, const char *label)
 				label, drv);
 			return -EBUSY;
 		}
-		r = vwc_nvme_bind("bind", addr);
+		r = vwc_dynid_bind("bind", addr);
 		bound_driver(addr, drv, sizeof(drv));
 		if (!strcmp(drv, "nvme"))
 			return 0;
@@ -492,7 +492,7 @@ static int bind_retry(const char *addr, const char *label)
 	return r ? r : -ENODEV;
 }
 
-int vwc_nvme_bind_retry(const char *addr, const char *label)
+int vwc_dynid_bind_retry(const char *addr, const char *label)
 {
 	int r = bind_retry(addr, label);
 
@@ -546,17 +546,17 @@ static int qlock_wait(int wait_ms)
 	return wait_ms ? -ETIMEDOUT : -EWOULDBLOCK;
 }
 
-int vwc_qlock_take(void)
+int vwc_dynid_qlock_take(void)
 {
 	return qlock_wait(VWC_QLOCK_WAIT_MS);
 }
 
-int vwc_qlock_try(void)
+int vwc_dynid_qlock_try(void)
 {
 	return qlock_wait(0);
 }
 
-void vwc_qlock_release(void)
+void vwc_dynid_qlock_release(void)
 {
 	if (qlock_fd >= 0)
 		close(qlock_fd);
@@ -589,7 +589,7 @@ static int rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 		vwc_holds_release(h);
 		return r;
 	}
-	r = vwc_nvme_bind("unbind", addr);
+	r = vwc_dynid_bind("unbind", addr);
 	vwc_holds_release(h);
 	/* the same name back: nothing of ours keeps the old controller */
 	vwc_holds_wait_sidecar(h, 2000);
@@ -602,17 +602,17 @@ static int rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 			return r;
 		}
 	}
-	r = vwc_nvme_bind_retry(addr, d->label);
+	r = vwc_dynid_bind_retry(addr, d->label);
 	if (r)
 		return r;
-	r = vwc_pcidev_wait_ctrl(d, nr_ns, 30000);
+	r = vwc_dynid_wait_ctrl(d, nr_ns, 30000);
 	if (r)
 		vwc_err("%s: controller not live with its %d namespace(s) 30 s after the bind",
 			d->label, nr_ns);
 	return r;
 }
 
-int vwc_pcidev_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
+int vwc_dynid_rebind(struct vwc_pcidev *d, struct vwc_holds *h, int nr_ns)
 {
 	char what[160];
 	int r;

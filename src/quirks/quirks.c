@@ -162,7 +162,7 @@ static int want_value(const struct vwc_pcidev *d, unsigned long *val,
 	bool have_kq;
 	int table;
 
-	have_kq = !vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	have_kq = !vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq));
 	table = vwc_driver_table_lists(vwc_modules_dir(), "nvme", d->modalias,
 				       src, sizeof(src));
 	return vwc_quirks_dynid_value(have_kq ? kq : NULL, table, d->ids, src,
@@ -238,12 +238,12 @@ static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 		*lvm_r = vwc_lvm_activate(lvs);
 		return r;
 	}
-	r = vwc_pcidev_rebind(d, h, nr_ns);
+	r = vwc_dynid_rebind(d, h, nr_ns);
 	if (r) {
 		/* the controller back without the quirk rather than not at all */
 		vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
 				     d->subdevice, d->key);
-		if (!vwc_nvme_bind_retry(d->addr, d->label))
+		if (!vwc_dynid_bind_retry(d->addr, d->label))
 			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
 				d->label);
 	}
@@ -295,7 +295,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		r = want_value(d, &val, &already, why, sizeof(why));
 		if (r) {
 			/* the kernel binds it on its own: decide then */
-			if (vwc_pcidev_wait_ctrl(d, 0, 10000)) {
+			if (vwc_dynid_wait_ctrl(d, 0, 10000)) {
 				vwc_err("%s: %s; nothing changed", d->label, why);
 				return r;
 			}
@@ -309,23 +309,24 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			r = vwc_dynid_add(d, val);
 			if (r)
 				return r;
-			if (vwc_pcidev_wait_ctrl(d, 1, 30000))
+			if (vwc_dynid_wait_ctrl(d, 1, 30000))
 				vwc_warn("%s: bound, but no live controller with a namespace after 30 s",
 					 d->label);
 			goto verify;
 		}
 	}
 	/* bound: let the probe finish and the namespaces appear */
-	vwc_pcidev_wait_ctrl(d, 1, 10000);
-	vwc_ctrl_namespaces(d->ctrl, &l);
+	vwc_dynid_wait_ctrl(d, 1, 10000);
+	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
 	r = want_value(d, &val, &already, why, sizeof(why));
 	if (!r && already) {
 		out(qo, "  kernel already applies disable_write_zeroes (quirks: %s): nothing to do\n",
-		    vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq)) ? "?" : kq);
+		    vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
+		    "?" : kq);
 		return 0;
 	}
-	wz = vwc_wz_enabled(&l);
-	vwc_wz_summary(&l, before, sizeof(before));
+	wz = vwc_dynid_wz_enabled(&l);
+	vwc_dynid_wz_summary(&l, before, sizeof(before));
 	if (wz == 0) {
 		out(qo, "  Write Zeroes already off (write_zeroes_max_bytes: %s): nothing to do\n",
 		    before);
@@ -340,7 +341,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			d->label, why);
 		return r;
 	}
-	busy = vwc_pcidev_override(d, why, sizeof(why)) ||
+	busy = vwc_dynid_override(d, why, sizeof(why)) ||
 	       vwc_ctrl_in_use(d->ctrl, why, sizeof(why), &h);
 	/* from the first change (an LVM deactivation) to the last: no signal
 	 * may leave it half done (sigdefer.h) */
@@ -370,10 +371,10 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	if (r)
 		return r;
 verify:
-	vwc_ctrl_namespaces(d->ctrl, &l);
-	vwc_wz_summary(&l, after, sizeof(after));
-	r = vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
-	wz = vwc_wz_enabled(&l);
+	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
+	vwc_dynid_wz_summary(&l, after, sizeof(after));
+	r = vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	wz = vwc_dynid_wz_enabled(&l);
 	if (wz > 0 || (!r && !vwc_quirk_has(kq, VWC_QUIRK_DWZ))) {
 		vwc_err("%s: Write Zeroes still enabled after the bind (write_zeroes_max_bytes: %s; quirks: %s)",
 			d->label, after, r ? "not shown" : kq);
@@ -398,7 +399,7 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 	struct vwc_pcidev d;
 	int r;
 
-	if (vwc_pcidev_load(&d, addr)) {
+	if (vwc_dynid_pcidev_load(&d, addr)) {
 		vwc_err("%s: no such PCI device", addr);
 		return -ENODEV;
 	}
@@ -407,15 +408,16 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 		return 0;
 	}
 	out(qo, "%s %s: quirk database says %s\n", d.label, d.ids, VWC_QUIRK_DWZ);
-	if (!qo->dry_run && vwc_qlock_take())
+	if (!qo->dry_run && vwc_dynid_qlock_take())
 		return -ETIMEDOUT;
-	if (vwc_pcidev_load(&d, addr)) {	/* again, under the lock */
-		vwc_qlock_release();
+	/* again, under the lock */
+	if (vwc_dynid_pcidev_load(&d, addr)) {
+		vwc_dynid_qlock_release();
 		vwc_err("%s: no such PCI device", addr);
 		return -ENODEV;
 	}
 	r = apply_dev(&d, qo);
-	vwc_qlock_release();
+	vwc_dynid_qlock_release();
 	if (resync_pending(qo) && !r)
 		r = -EIO;
 	return r;
@@ -488,11 +490,11 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	}
 	if (id && recorded)
 		id->val = val;
-	vwc_ctrl_namespaces(d->ctrl, &l);
-	vwc_wz_summary(&l, before, sizeof(before));
+	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
+	vwc_dynid_wz_summary(&l, before, sizeof(before));
 	/* does this controller run with it (probed since it was added)? */
-	uses = !vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
-	       vwc_quirk_has(kq, VWC_QUIRK_DWZ) : vwc_wz_enabled(&l) == 0;
+	uses = !vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
+	       vwc_quirk_has(kq, VWC_QUIRK_DWZ) : vwc_dynid_wz_enabled(&l) == 0;
 	if (!uses) {
 		if (!recorded)
 			return 0;
@@ -506,13 +508,13 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 		return r < 0 ? r : 1;
 	}
-	if (!dry_run && vwc_qlock_take())
+	if (!dry_run && vwc_dynid_qlock_take())
 		return -ETIMEDOUT;
-	if (vwc_pcidev_override(d, why, sizeof(why)) ||
+	if (vwc_dynid_override(d, why, sizeof(why)) ||
 	    vwc_ctrl_in_use(d->ctrl, why, sizeof(why), &h) ||
 	    vwc_disks_in_use(l.name, l.n, why, sizeof(why), &h)) {
 		vwc_holds_release(&h);
-		vwc_qlock_release();
+		vwc_dynid_qlock_release();
 		if (recorded) {
 			vwc_err("%s: dynamic ID (driver_data 0x%lx) left in place, not rebinding: %s; nothing changed",
 				d->label, val, why);
@@ -545,20 +547,20 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 				     d->subdevice, d->key);
 		if (r < 0) {
 			vwc_holds_release(&h);
-			vwc_qlock_release();
+			vwc_dynid_qlock_release();
 			return r;
 		}
 		if (id)
 			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 	}
 	vwc_dynid_hold_set(d->addr, true);
-	r = vwc_pcidev_rebind(d, &h, l.n);
-	vwc_qlock_release();
+	r = vwc_dynid_rebind(d, &h, l.n);
+	vwc_dynid_qlock_release();
 	if (r)
 		return r;
-	vwc_ctrl_namespaces(d->ctrl, &l);
-	vwc_wz_summary(&l, after, sizeof(after));
-	r = vwc_ctrl_kernel_quirks(d->ctrl, kq, sizeof(kq));
+	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
+	vwc_dynid_wz_summary(&l, after, sizeof(after));
+	r = vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq));
 	out(&qo, "%s: Write Zeroes back to the kernel's choice; write_zeroes_max_bytes: %s (was %s)%s%s\n",
 	    d->label, after, before, r ? "" : "; kernel quirks: ",
 	    r ? "" : kq);
@@ -583,8 +585,8 @@ static int restore_ns_ctrls(const char *syspath, bool dry_run, bool quiet)
 			if (sscanf(de->d_name, "nvme%dc%dn%d", &s, &c, &n) != 3)
 				continue;
 			snprintf(ctrl, sizeof(ctrl), "nvme%d", c);
-			if (vwc_ctrl_pci_addr(ctrl, addr, sizeof(addr)) ||
-			    vwc_pcidev_load(&d, addr))
+			if (vwc_dynid_ctrl_pci_addr(ctrl, addr, sizeof(addr)) ||
+			    vwc_dynid_pcidev_load(&d, addr))
 				continue;
 			r = restore_dev(&d, dry_run, quiet);
 			if (r < 0)
@@ -596,8 +598,9 @@ static int restore_ns_ctrls(const char *syspath, bool dry_run, bool quiet)
 	snprintf(path, sizeof(path), "%s/device", syspath);
 	if (!realpath(path, real) || !strrchr(real, '/'))
 		return 0;
-	if (vwc_ctrl_pci_addr(strrchr(real, '/') + 1, addr, sizeof(addr)) ||
-	    vwc_pcidev_load(&d, addr))
+	if (vwc_dynid_ctrl_pci_addr(strrchr(real, '/') + 1, addr,
+				    sizeof(addr)) ||
+	    vwc_dynid_pcidev_load(&d, addr))
 		return 0;
 	return restore_dev(&d, dry_run, quiet);
 }
@@ -624,8 +627,9 @@ static int restore_leftover_dynids(bool dry_run, bool quiet)
 		while (pci && (pe = readdir(pci))) {
 			struct vwc_pcidev d;
 
-			if (!vwc_quirks_is_pci_addr(pe->d_name) ||
-			    vwc_pcidev_load(&d, pe->d_name) || strcmp(d.key, de->d_name))
+			if (!vwc_dynid_is_pci_addr(pe->d_name) ||
+			    vwc_dynid_pcidev_load(&d, pe->d_name) ||
+			    strcmp(d.key, de->d_name))
 				continue;
 			present = true;
 			r = restore_dev(&d, dry_run, quiet);
@@ -704,7 +708,7 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 
 	admin_r = vwc_modprobe_admin_quirks(NULL, VWC_MODPROBE_FILE, base,
 					    sizeof(base));
-	if (!qo->dry_run && vwc_qlock_take())
+	if (!qo->dry_run && vwc_dynid_qlock_take())
 		return -ETIMEDOUT;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *c = &t->ctrls[i];
@@ -722,8 +726,8 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 			    "active" : "not active");
 		else
 			out(qo, "  kernel quirk state: not shown by this kernel (no quirks attribute)\n");
-		if (vwc_ctrl_pci_addr(c->name, addr, sizeof(addr)) ||
-		    vwc_pcidev_load(&d, addr)) {
+		if (vwc_dynid_ctrl_pci_addr(c->name, addr, sizeof(addr)) ||
+		    vwc_dynid_pcidev_load(&d, addr)) {
 			vwc_err("%s: not a PCI controller: no dynamic ID possible",
 				c->name);
 			ret = -ENODEV;
@@ -741,7 +745,7 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 				     merged, sizeof(merged)) == 0)
 			any = true;
 	}
-	vwc_qlock_release();
+	vwc_dynid_qlock_release();
 	if (resync_pending(qo) && !ret)
 		ret = -EIO;
 	if (!any)

@@ -91,9 +91,11 @@ struct vwc_fast_msg {
 };
 
 /**
- * struct vwc_fast_win - a learning window: the main loop read controller
- *			 @instance between @t0 and @t1 (CLOCK_MONOTONIC ns,
- *			 @t1 0 while open)
+ * struct vwc_fast_win - a learning window: the main loop read a
+ *			 controller between @t0 and @t1
+ * @instance:	the controller, N of nvmeN
+ * @t0:		the start, CLOCK_MONOTONIC ns
+ * @t1:		the end, CLOCK_MONOTONIC ns; 0 while open
  */
 struct vwc_fast_win {
 	int instance;

@@ -110,7 +110,7 @@ static int finish(const char *path, const struct vwc_unbound_rec *rec)
 	char why[300];
 	int r;
 
-	if (vwc_pcidev_load(&d, rec->addr)) {
+	if (vwc_dynid_pcidev_load(&d, rec->addr)) {
 		vwc_notice("%s: unbound by pid %d, which ended before its bind; no such PCI function now: record removed",
 			   rec->addr, rec->unbinder.pid);
 		unlink(path);
@@ -128,7 +128,7 @@ static int finish(const char *path, const struct vwc_unbound_rec *rec)
 		unlink(path);
 		return 0;
 	}
-	if (vwc_pcidev_override(&d, why, sizeof(why))) {
+	if (vwc_dynid_override(&d, why, sizeof(why))) {
 		vwc_warn("%s: unbound by pid %d, which ended before its bind; left unbound: %s; record removed",
 			 d.label, rec->unbinder.pid, why);
 		unlink(path);
@@ -136,8 +136,8 @@ static int finish(const char *path, const struct vwc_unbound_rec *rec)
 	}
 	vwc_warn("%s: unbound by pid %d, which ended before its bind: binding it to nvme",
 		 d.label, rec->unbinder.pid);
-	/* a bind that works removes the record (vwc_nvme_bind_retry()) */
-	r = vwc_nvme_bind_retry(d.addr, d.label);
+	/* a bind that works removes the record (vwc_dynid_bind_retry()) */
+	r = vwc_dynid_bind_retry(d.addr, d.label);
 	if (!r) {
 		vwc_warn("%s: bound again to nvme", d.label);
 		return 0;
@@ -166,7 +166,7 @@ int vwc_unbound_recover(void)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		memset(&rec, 0, sizeof(rec));
 		if (vwc_read_line(path, text, sizeof(text)) ||
-		    !vwc_quirks_is_pci_addr(de->d_name) ||
+		    !vwc_dynid_is_pci_addr(de->d_name) ||
 		    vwc_unbound_parse(text, &rec)) {
 			vwc_warn("%s: not a record of an unbind: removed", path);
 			unlink(path);

@@ -6,7 +6,7 @@
  * unbinder is still at work. Every unbind happens under the quirks lock,
  * which its holder's end releases, whatever ended it: the guard waits for
  * that lock (bounded), and once it has it the records of unbinders that
- * ended are acted on (vwc_qlock_try()). It ends when no record is left,
+ * ended are acted on (vwc_dynid_qlock_try()). It ends when no record is left,
  * or after VWC_GUARD_WAIT_MS with the unbinder still at work: the path
  * unit then starts it again, no sooner than that. A bind that fails moves
  * its record out of the directory: nothing loops on it.
@@ -55,9 +55,9 @@ int cmd_rebind_guard(int argc, char **argv)
 		return VWC_EXIT_USAGE;
 	}
 	while (vwc_unbound_pending()) {
-		r = vwc_qlock_try();
+		r = vwc_dynid_qlock_try();
 		if (!r) {
-			vwc_qlock_release();
+			vwc_dynid_qlock_release();
 			/* what is left has a live unbinder: its lock is next */
 			if (!vwc_unbound_pending())
 				break;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "report.h"
 
 struct vwc_config;
@@ -18,18 +19,39 @@ struct vwc_config;
 #define VWC_EXIT_USAGE	2	/* bad command line */
 #define VWC_EXIT_DRIFT	3	/* audit: a namespace is not as the policy says */
 
-/** struct vwc_opts - the options every command understands */
+/**
+ * struct vwc_opts - the options every command understands
+ * @all:		-a, --all: every device
+ * @dry_run:		-n, --dry-run: change nothing, say what would change
+ * @keep_restored:	--keep-restored: leave what restore handed back
+ *			(udev)
+ * @deactivate_lvm:	--deactivate-lvm (quirks): idle LVM down for the
+ *			rebind
+ * @quiet:		-q, --quiet: no report
+ * @help:		-h, --help: print the command's usage, nothing else
+ * @verbose:		-v, --verbose, counted: notices, then info, then
+ *			debug messages
+ * @fmt:		-o, --output-format
+ * @config:		-C, --config: the configuration file, NULL for the
+ *			default
+ * @textfile:		--textfile (watch): the node_exporter textfile
+ * @interval:		-i, --interval, seconds (default 1)
+ * @interval_set:	@interval was given
+ * @count:		-c, --count (default 100)
+ * @args:		the arguments left: device names
+ * @nr_args:		how many
+ */
 struct vwc_opts {
 	bool all;
 	bool dry_run;
-	bool keep_restored;	/* leave what restore handed back (udev) */
-	bool deactivate_lvm;	/* quirks: idle LVM down for the rebind */
+	bool keep_restored;
+	bool deactivate_lvm;
 	bool quiet;
 	bool help;
 	int verbose;
 	enum vwc_format fmt;
 	const char *config;
-	const char *textfile;	/* watch: node_exporter textfile */
+	const char *textfile;
 	double interval;
 	bool interval_set;
 	long count;
@@ -57,17 +79,6 @@ int vwc_opts_parse(int argc, char **argv, struct vwc_opts *o,
  * Return: 0 or a negative errno (message printed, naming file and line).
  */
 int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg);
-
-/* The commands of verbs.h; each takes argv[0] = its own name. */
-int cmd_sync(int argc, char **argv);
-int cmd_audit(int argc, char **argv);
-int cmd_set_cache(int argc, char **argv);
-int cmd_restore(int argc, char **argv);
-int cmd_quirks(int argc, char **argv);
-int cmd_flush_latency(int argc, char **argv);
-int cmd_watch(int argc, char **argv);
-int cmd_irq_stat(int argc, char **argv);
-int cmd_rebind_guard(int argc, char **argv);
 
 struct vwc_run;
 

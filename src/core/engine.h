@@ -19,6 +19,8 @@ struct vwc_config;
 
 /**
  * struct vwc_arg_error - a command-line device that could not be used
+ * @device:	as given
+ * @msg:	why
  */
 struct vwc_arg_error {
 	char device[VWC_PATH_LEN];
@@ -27,6 +29,26 @@ struct vwc_arg_error {
 
 /**
  * struct vwc_run - state of one run
+ * @udev:		libudev context
+ * @cfg:		configuration (overrides), may be NULL
+ * @topo:		the host's devices, scanned by vwc_run_init()
+ * @command:		command name, for reports
+ * @dry_run:		decide, change nothing
+ * @errs:		devices named on the command line that could not be
+ *			used
+ * @nr_errs:		how many
+ * @nr_failed:		namespaces or controllers that failed
+ * @locked:		holds the writers' lock (lock.h)
+ * @lock_wait_ms:	how long vwc_run_apply() waits for the lock before
+ *			write through (default VWC_LOCK_TIMEOUT_MS; 0: one
+ *			try)
+ * @lock_busy:		the last vwc_run_apply() left write through undone:
+ *			the lock could not be had (try again later)
+ * @lock_err:		why: -ETIMEDOUT (another process held it) or another
+ *			negative errno (e.g. the run directory full or
+ *			read-only)
+ * @keep_restored:	never write through on what restore handed back;
+ *			else clear those marks
  */
 struct vwc_run {
 	struct udev *udev;
@@ -36,19 +58,12 @@ struct vwc_run {
 	bool dry_run;
 	struct vwc_arg_error *errs;
 	int nr_errs;
-	int nr_failed;		/* namespaces or controllers that failed */
-	bool locked;		/* holds the writers' lock (lock.h) */
-	int lock_wait_ms;	/* how long vwc_run_apply() waits for the
-				 * lock before write through (default
-				 * VWC_LOCK_TIMEOUT_MS; 0: one try) */
-	bool lock_busy;		/* the last vwc_run_apply() left write
-				 * through undone: the lock could not be
-				 * had (try again later) */
-	int lock_err;		/* why: -ETIMEDOUT (another process held
-				 * it) or another negative errno (e.g. the
-				 * run directory full or read-only) */
-	bool keep_restored;	/* never write-through on what restore
-				 * handed back; else clear those marks */
+	int nr_failed;
+	bool locked;
+	int lock_wait_ms;
+	bool lock_busy;
+	int lock_err;
+	bool keep_restored;
 };
 
 /**

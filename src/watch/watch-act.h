@@ -2,7 +2,7 @@
 /**
  * DOC: watch-act.h - what the sidecar does about what its model says
  *
- * Probes, decisions and writes for the controllers the model (watch.h)
+ * Probes, decisions and writes for the controllers the model (watch-model.h)
  * marked, one controller a hold of the writers' lock; the write back that
  * a Set Features 06h with WCE=1 calls for, at once and without the lock;
  * the safety net's comparison of write_cache with the last decision; the
@@ -16,10 +16,10 @@
 
 #include "engine.h"
 #include "watch-sources.h"
-#include "watch.h"
+#include "watch-model.h"
 
 /**
- * struct vwc_watcher - the sidecar: a run, its model and its sources
+ * struct vwc_sidecar - the sidecar: a run, its model and its sources
  * @run:	the topology, kept between events, and the configuration
  * @model:	what is known and pending
  * @src:	the event sources
@@ -29,9 +29,9 @@
  * @lock_fails:	evaluations in a row that could not take the writers'
  *		lock for an error of its own (not another writer's hold)
  */
-struct vwc_watcher {
+struct vwc_sidecar {
 	struct vwc_run run;
-	struct vwc_watch model;
+	struct vwc_model model;
 	struct vwc_watch_src src;
 	const char *textfile;
 	uint64_t sysfs_sig;
@@ -39,11 +39,11 @@ struct vwc_watcher {
 };
 
 /**
- * vwc_watcher_ops - the model's effects: open and hold /dev/nvmeN, watch
+ * vwc_watch_ops - the model's effects: open and hold /dev/nvmeN, watch
  * and unwatch nodes, a controller's identity (kernfs inode of its sysfs
- * directory). The model's arg is the &struct vwc_watcher.
+ * directory). The model's arg is the &struct vwc_sidecar.
  */
-extern const struct vwc_watch_ops vwc_watcher_ops;
+extern const struct vwc_model_ops vwc_watch_ops;
 
 /**
  * vwc_watch_now() - monotonic seconds
@@ -56,7 +56,7 @@ double vwc_watch_now(void);
  * vwc_watch_rescan() - discover the topology again and follow it
  * @wr:	sidecar
  */
-void vwc_watch_rescan(struct vwc_watcher *wr);
+void vwc_watch_rescan(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_topo_changed() - did a controller, namespace or path come or
@@ -69,40 +69,40 @@ void vwc_watch_rescan(struct vwc_watcher *wr);
  *
  * Return: true if they changed (the caller rescans).
  */
-bool vwc_watch_topo_changed(struct vwc_watcher *wr);
+bool vwc_watch_topo_changed(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_release_idle() - close the descriptors idle for long enough
  * @wr:	the sidecar
  *
- * See vwc_watch_release_due(): a held /dev/nvmeN pins the nvme module.
+ * See vwc_model_release_due(): a held /dev/nvmeN pins the nvme module.
  */
-void vwc_watch_release_idle(struct vwc_watcher *wr);
+void vwc_watch_release_idle(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_open_retry() - try the opens that are due (hot-added
  *			    controllers that were not live yet)
  * @wr:	sidecar
  */
-void vwc_watch_open_retry(struct vwc_watcher *wr);
+void vwc_watch_open_retry(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_evaluate() - probe and apply for every controller that needs
  *			  it, one at a time, each under the writers' lock
  * @wr:	sidecar
  */
-void vwc_watch_evaluate(struct vwc_watcher *wr);
+void vwc_watch_evaluate(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_write_back_now() - a Set Features 06h with WCE=1 was submitted
  *				to @c: its namespaces to write back at once
- * @w:	model (its arg is the &struct vwc_watcher)
+ * @w:	model (its arg is the &struct vwc_sidecar)
  * @c:	controller
  *
  * The safe direction: takes no lock and waits for nothing. Namespaces an
  * admin configured "ignore" are left alone.
  */
-void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c);
+void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c);
 
 /**
  * vwc_watch_check_modes() - the safety net: every namespace's write_cache
@@ -111,13 +111,13 @@ void vwc_watch_write_back_now(struct vwc_watch *w, struct vwc_wctrl *c);
  *
  * A namespace that differs has its controllers read again.
  */
-void vwc_watch_check_modes(struct vwc_watcher *wr);
+void vwc_watch_check_modes(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_write_textfile() - write the node_exporter textfile, if any
  * @wr:	sidecar
  */
-void vwc_watch_write_textfile(struct vwc_watcher *wr);
+void vwc_watch_write_textfile(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_publish_fast() - hand the fast path the current controllers
@@ -127,6 +127,6 @@ void vwc_watch_write_textfile(struct vwc_watcher *wr);
  * configured "ignore" left out), for the write back it writes on its own
  * (watch-fast.h). After every change of the topology or a queue learned.
  */
-void vwc_watch_publish_fast(struct vwc_watcher *wr);
+void vwc_watch_publish_fast(struct vwc_sidecar *wr);
 
 #endif

@@ -8,7 +8,13 @@
  * so the two can never drift apart. vwc_opts_parse() refuses, naming the
  * command, an option that is not in the command's set.
  *
- * X(name, c_ident, summary, options)
+ * X(name, c_ident, summary, options, where)
+ *
+ * @where is a bare word: "both", the standalone binary and the nvme-cli
+ * plugin serve the command; "standalone", nvme-vwc-sync alone does (the
+ * sidecar: it links libbpf, libtracefs and libtraceevent, which nvme must
+ * not; the plugin answers it with where to find it, see vwc_cli_run()).
+ * VWC_WHERE() picks by it.
  */
 #ifndef VWC_VERBS_H
 #define VWC_VERBS_H
@@ -29,23 +35,29 @@
 #define VWC_VERBS(X)							\
 	X("sync", sync, "Make the block layer follow the controller's volatile write cache", \
 	  VWC_OPT_ALL | VWC_OPT_DRY_RUN | VWC_OPT_FORMAT | VWC_OPT_QUIET | \
-	  VWC_OPT_CONFIG | VWC_OPT_KEEP_RESTORED)			\
+	  VWC_OPT_CONFIG | VWC_OPT_KEEP_RESTORED, both)			\
 	X("audit", audit, "Read-only report: cache state, drift, quirks, advisories", \
-	  VWC_OPT_ALL | VWC_OPT_FORMAT | VWC_OPT_CONFIG)		\
+	  VWC_OPT_ALL | VWC_OPT_FORMAT | VWC_OPT_CONFIG, both)		\
 	X("set-cache", set_cache, "Enable or disable the drive's cache, safely ordered", \
-	  VWC_OPT_DRY_RUN | VWC_OPT_FORMAT | VWC_OPT_QUIET | VWC_OPT_CONFIG) \
+	  VWC_OPT_DRY_RUN | VWC_OPT_FORMAT | VWC_OPT_QUIET | VWC_OPT_CONFIG, both) \
 	X("restore", restore, "Undo what this tool changed",		\
-	  VWC_OPT_ALL | VWC_OPT_DRY_RUN | VWC_OPT_QUIET | VWC_OPT_CONFIG) \
+	  VWC_OPT_ALL | VWC_OPT_DRY_RUN | VWC_OPT_QUIET | VWC_OPT_CONFIG, both) \
 	X("watch", watch, "Sidecar: re-apply the policy whenever the cache state can change", \
-	  VWC_OPT_INTERVAL | VWC_OPT_TEXTFILE | VWC_OPT_CONFIG)	\
+	  VWC_OPT_INTERVAL | VWC_OPT_TEXTFILE | VWC_OPT_CONFIG, standalone)	\
 	X("quirks", quirks, "Apply the quirk database's mitigations the kernel allows", \
 	  VWC_OPT_DRY_RUN | VWC_OPT_QUIET | VWC_OPT_CONFIG |		\
-	  VWC_OPT_KEEP_RESTORED | VWC_OPT_DEACTIVATE_LVM)		\
+	  VWC_OPT_KEEP_RESTORED | VWC_OPT_DEACTIVATE_LVM, both)		\
 	X("flush-latency", flush_latency, "Time NVMe Flush commands sent through passthrough", \
-	  VWC_OPT_COUNT | VWC_OPT_FORMAT)				\
+	  VWC_OPT_COUNT | VWC_OPT_FORMAT, both)				\
 	X("irq-stat", irq_stat, "Interrupts per NVMe queue and completions per interrupt", \
-	  VWC_OPT_INTERVAL | VWC_OPT_FORMAT) \
+	  VWC_OPT_INTERVAL | VWC_OPT_FORMAT, both) \
 	X("rebind-guard", rebind_guard, "Bind again a controller whose rebind was cut short", \
-	  0)
+	  0, both)
+
+/* VWC_WHERE(where, both_x, standalone_x): the one that @where names */
+#define VWC_WHERE(where, both_x, standalone_x) \
+	VWC_WHERE_##where(both_x, standalone_x)
+#define VWC_WHERE_both(both_x, standalone_x)		both_x
+#define VWC_WHERE_standalone(both_x, standalone_x)	standalone_x
 
 #endif

@@ -35,7 +35,13 @@ enum vwc_match {
 	VWC_MATCH_PCI,
 };
 
-/** struct vwc_rule - one device line */
+/**
+ * struct vwc_rule - one device line
+ * @match:	what it matches on
+ * @value:	the serial, model or PCI ID it matches
+ * @override:	what it asks for the devices it matches
+ * @line:	its line in the file, for messages
+ */
 struct vwc_rule {
 	enum vwc_match match;
 	char value[64];
@@ -43,13 +49,21 @@ struct vwc_rule {
 	int line;
 };
 
-/** struct vwc_config - a parsed configuration */
+/**
+ * struct vwc_config - a parsed configuration
+ * @rules:		the device lines, in the file's order
+ * @nr_rules:		how many
+ * @irqc_enable:	interrupt coalescing asked for
+ * @irqc_threshold:	its aggregation threshold, 0's based as in Set
+ *			Features 08h
+ * @irqc_time:		its aggregation time, in 100 us units
+ */
 struct vwc_config {
 	struct vwc_rule rules[VWC_CONFIG_MAX_RULES];
 	int nr_rules;
 	bool irqc_enable;
-	uint8_t irqc_threshold;	/* 0's based, as in Set Features 08h */
-	uint8_t irqc_time;	/* 100 us units */
+	uint8_t irqc_threshold;
+	uint8_t irqc_time;
 };
 
 /**

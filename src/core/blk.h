@@ -110,6 +110,14 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 int vwc_blk_record(const char *name, enum vwc_mode *orig);
 
 /**
+ * enum vwc_hold_op - what vwc_blk_hold() does
+ * @VWC_HOLD_TEST:	tell whether the mark is there
+ * @VWC_HOLD_SET:	set it (restore)
+ * @VWC_HOLD_CLEAR:	clear it (an explicit sync)
+ */
+enum vwc_hold_op { VWC_HOLD_TEST, VWC_HOLD_SET, VWC_HOLD_CLEAR };
+
+/**
  * vwc_blk_hold() - mark, unmark or test "handed back to the kernel"
  * @name:	namespace block name
  * @op:		VWC_HOLD_SET (restore), VWC_HOLD_CLEAR (an explicit sync),
@@ -120,7 +128,6 @@ int vwc_blk_record(const char *name, enum vwc_mode *orig);
  * Return: for VWC_HOLD_TEST 1 if marked, 0 if not; otherwise 0 or a
  * negative errno.
  */
-enum vwc_hold_op { VWC_HOLD_TEST, VWC_HOLD_SET, VWC_HOLD_CLEAR };
 int vwc_blk_hold(const char *name, enum vwc_hold_op op);
 
 /**

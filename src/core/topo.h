@@ -45,6 +45,36 @@ enum vwc_action {
 
 /**
  * struct vwc_ctrl - one controller and what it reported
+ * @name:		nvmeN
+ * @syspath:		its sysfs directory
+ * @devnode:		/dev/nvmeN
+ * @model:		model number, from sysfs
+ * @serial:		serial number, from sysfs
+ * @firmware:		firmware revision, from sysfs
+ * @transport:		pcie, tcp, rdma, fc, loop
+ * @subsysnqn:		its NVM subsystem; "" if none
+ * @pci_id:		"1b36:0010", empty if not PCI
+ * @pci_vendor:		the PCI vendor ID, 0 if not PCI
+ * @pci_device:		the PCI device ID, 0 if not PCI
+ * @modalias:		of the PCI function, for hwdb
+ * @hwdb_quirks:	NVME_VWC_SYNC_QUIRKS from hwdb
+ * @kernel_quirks:	/sys/class/nvme/nvmeN/quirks
+ * @has_kernel_quirks:	that file exists
+ * @held_fd:		> 0: an fd the caller keeps open
+ * @wanted:		probe it
+ * @probed:		the probe ran (its outcome in @err, @facts)
+ * @err:		open failure, 0 if opened
+ * @errmsg:		what failed, for the report
+ * @vwc:		Identify VWC byte if present known
+ * @critical_warning:	SMART critical warning byte
+ * @facts:		what the policy decides on
+ * @decision:		what the policy decided for it alone
+ * @irqc:		interrupt coalescing outcome, if asked
+ * @nsids:		active namespace ids (CNS 02h), read when the
+ *			subsystem has other controllers; to free
+ * @nr_nsids:		how many
+ * @nsids_known:	@nsids read; else it may reach any namespace of its
+ *			subsystem
  */
 struct vwc_ctrl {
 	char name[VWC_NAME_LEN];
@@ -54,48 +84,60 @@ struct vwc_ctrl {
 	char serial[32];
 	char firmware[16];
 	char transport[16];
-	char subsysnqn[224];		/* its NVM subsystem; "" if none */
-	char pci_id[16];		/* "1b36:0010", empty if not PCI */
+	char subsysnqn[224];
+	char pci_id[16];
 	uint16_t pci_vendor;
 	uint16_t pci_device;
-	char modalias[128];		/* of the PCI function, for hwdb */
-	char hwdb_quirks[128];		/* NVME_VWC_SYNC_QUIRKS from hwdb */
-	char kernel_quirks[256];	/* /sys/class/nvme/nvmeN/quirks */
-	bool has_kernel_quirks;		/* that file exists */
+	char modalias[128];
+	char hwdb_quirks[128];
+	char kernel_quirks[256];
+	bool has_kernel_quirks;
 
-	int held_fd;			/* > 0: an fd the caller keeps open */
-	bool wanted;			/* probe it */
+	int held_fd;
+	bool wanted;
 	bool probed;
-	int err;			/* open failure, 0 if opened */
+	int err;
 	char errmsg[400];
-	uint8_t vwc;			/* Identify VWC byte if present known */
+	uint8_t vwc;
 	uint8_t critical_warning;
 	struct vwc_facts facts;
 	struct vwc_decision decision;
-	char irqc[200];			/* interrupt coalescing outcome, if asked */
-	uint32_t *nsids;		/* active namespace ids (CNS 02h), read
-					 * when the subsystem has other
-					 * controllers; to free */
+	char irqc[200];
+	uint32_t *nsids;
 	int nr_nsids;
-	bool nsids_known;		/* nsids read; else it may reach any
-					 * namespace of its subsystem */
+	bool nsids_known;
 };
 
 /**
  * struct vwc_ns - one namespace as the block layer exposes it
+ * @name:		nvmeXnY (the multipath head when there is one)
+ * @syspath:		its sysfs directory
+ * @ctrl:		indices into &vwc_topo.ctrls: the controllers that
+ *			reach it
+ * @nr_ctrl:		how many
+ * @path_syspath:	hidden multipath paths (nvmeXcYnZ)
+ * @nr_paths:		how many
+ * @nsid:		read by vwc_topo_link_reach(); 0 not known
+ * @nr_joining:		the last of @ctrl: controllers that reach it by
+ *			their active namespace list alone (no node of it
+ *			through them yet)
+ * @wanted:		selected by the run
+ * @decision:		what the policy decided over every controller of
+ *			@ctrl
+ * @before:		queue/write_cache as found
+ * @after:		queue/write_cache as left
+ * @action:		what happened to it
+ * @errmsg:		what failed, for the report
  */
 struct vwc_ns {
 	char name[VWC_NAME_LEN];
 	char syspath[VWC_PATH_LEN];
-	int *ctrl;			/* indices into vwc_topo.ctrls */
+	int *ctrl;
 	int nr_ctrl;
-	char (*path_syspath)[VWC_PATH_LEN];	/* hidden multipath paths */
+	char (*path_syspath)[VWC_PATH_LEN];
 	int nr_paths;
-	uint32_t nsid;			/* read by vwc_topo_link_reach(); 0 */
-	int nr_joining;			/* the last of @ctrl: controllers that
-					 * reach it by their active namespace
-					 * list alone (no node of it through
-					 * them yet) */
+	uint32_t nsid;
+	int nr_joining;
 
 	bool wanted;
 	struct vwc_decision decision;
@@ -107,13 +149,18 @@ struct vwc_ns {
 
 /**
  * struct vwc_topo - the host's NVMe devices
+ * @ctrls:	controllers
+ * @nr_ctrls:	how many
+ * @ns:		namespaces
+ * @nr_ns:	how many
+ * @sysfs:	the root it was scanned from
  */
 struct vwc_topo {
 	struct vwc_ctrl *ctrls;
 	int nr_ctrls;
 	struct vwc_ns *ns;
 	int nr_ns;
-	char sysfs[256];		/* the root it was scanned from */
+	char sysfs[256];
 };
 
 /**

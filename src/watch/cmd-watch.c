@@ -5,7 +5,7 @@
  * to the controllers sharing its namespaces) and the sysfs writes that
  * differ. The parts:
  *
- *  - the model (watch.h, watch-model.c): controllers, namespaces, what
+ *  - the model (watch-model.h, watch-model.c): controllers, namespaces, what
  *    is pending;
  *  - the event sources (watch-sources.h): udev, inotify and the
  *    kernel-side detection (kwatch.h) in its own thread, which writes
@@ -64,7 +64,7 @@
 /*
  * The records of unbinds in progress: a rebind's own process binds what it
  * unbound; a record whose unbinder ended (SIGKILL, a crash) is acted on
- * here, under the quirks lock, which that process held (vwc_qlock_try()
+ * here, under the quirks lock, which that process held (vwc_dynid_qlock_try()
  * acts on them once it has it). @due: when to look again, 0 never.
  */
 struct unbound_watch {
@@ -96,8 +96,8 @@ static void unbound_watch_work(struct unbound_watch *u)
 
 	if (!u->due || t < u->due)
 		return;
-	if (!vwc_qlock_try())
-		vwc_qlock_release();
+	if (!vwc_dynid_qlock_try())
+		vwc_dynid_qlock_release();
 	/* left: an unbinder still at work (or the lock's holder's to do) */
 	u->due = vwc_unbound_pending() ? t + UNBOUND_RECHECK : 0;
 }
@@ -142,8 +142,8 @@ static int usage_help(void)
 	printf("Usage: %s watch [--interval=<seconds>] [--textfile=<file>] [--config=<file>] [-v]\n\n"
 	       "Sidecar: keep every NVMe namespace's write cache mode right when the\n"
 	       "controller's cache state can change (Set Features 06h by any process,\n"
-	       "seen on the nvme tracepoints where the kernel allows, controller reset,\n"
-	       "namespace rescan, hotplug, SMART events). Event driven; a safety net\n"
+	       "seen by kprobes where the kernel allows, controller reset, namespace\n"
+	       "rescan, hotplug, SMART events). Event driven; a safety net\n"
 	       "every --interval seconds (default 60) compares write_cache and sends\n"
 	       "only Get Features 06h to controllers that report a cache.\n"
 	       "--textfile: keep a node_exporter textfile (audit -o prometheus) up to\n"
@@ -160,7 +160,7 @@ static int usage_help(void)
 }
 
 /* Set up the run, the model and the sources; the first pass. */
-static int watch_start(struct vwc_watcher *wr, const struct vwc_opts *o,
+static int watch_start(struct vwc_sidecar *wr, const struct vwc_opts *o,
 		       const struct vwc_config *cfg)
 {
 	struct vwc_kwatch *kw;
@@ -176,7 +176,7 @@ static int watch_start(struct vwc_watcher *wr, const struct vwc_opts *o,
 		return r;
 	}
 	wr->run.keep_restored = true;
-	vwc_watch_init(&wr->model, &wr->run.topo, &vwc_watcher_ops, wr);
+	vwc_model_init(&wr->model, &wr->run.topo, &vwc_watch_ops, wr);
 	r = vwc_src_open(&wr->src, wr->run.udev);
 	if (r)
 		return r;
@@ -193,7 +193,7 @@ static int watch_start(struct vwc_watcher *wr, const struct vwc_opts *o,
  * Attach the kernel events where they are missing: nvme_core loaded after
  * the start, a CPU online since. Return: true if the poll set changed.
  */
-static bool kwatch_attach(struct vwc_watcher *wr)
+static bool kwatch_attach(struct vwc_sidecar *wr)
 {
 	struct vwc_kwatch *kw;
 	char why[300];
@@ -214,13 +214,13 @@ static bool kwatch_attach(struct vwc_watcher *wr)
 		   vwc_fast_how(wr->src.fast));
 	vwc_watch_publish_fast(wr);
 	/* what happened before it attached: read every cache state */
-	vwc_watch_note_all(&wr->model);
+	vwc_model_note_all(&wr->model);
 	return true;
 }
 
-static void watch_stop(struct vwc_watcher *wr)
+static void watch_stop(struct vwc_sidecar *wr)
 {
-	vwc_watch_free(&wr->model);
+	vwc_model_free(&wr->model);
 	vwc_src_close(&wr->src);
 	vwc_run_free(&wr->run);
 }
@@ -229,7 +229,7 @@ static void watch_stop(struct vwc_watcher *wr)
  * The poll set: signals, udev, inotify, kernel uevents, the fast path, the
  * records of unbinds (@ufd).
  */
-static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int ufd,
+static struct pollfd *poll_set(struct vwc_sidecar *wr, int sfd, int ufd,
 			       int *npfd)
 {
 	struct vwc_watch_src *s = &wr->src;
@@ -254,7 +254,7 @@ static struct pollfd *poll_set(struct vwc_watcher *wr, int sfd, int ufd,
 }
 
 /* Read every source that is ready; the kernel's word first. */
-static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
+static void read_sources(struct vwc_sidecar *wr, struct pollfd *pfd,
 			 int npfd)
 {
 	(void)npfd;
@@ -272,7 +272,7 @@ static void read_sources(struct vwc_watcher *wr, struct pollfd *pfd,
 }
 
 /* What is due: rescans, opens, timers, the safety net, evaluations. */
-static void work(struct vwc_watcher *wr, struct unbound_watch *u,
+static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 		 double *next_net, double period)
 {
 	double t;
@@ -281,10 +281,10 @@ static void work(struct vwc_watcher *wr, struct unbound_watch *u,
 		vwc_watch_rescan(wr);
 	vwc_watch_open_retry(wr);
 	t = vwc_watch_now();
-	vwc_watch_timers(&wr->model, t);
+	vwc_model_timers(&wr->model, t);
 	if (t >= *next_net) {
 		vwc_watch_check_modes(wr);
-		vwc_watch_safety_net(&wr->model);
+		vwc_model_safety_net(&wr->model);
 		/* paths that joined without an event */
 		if (vwc_watch_topo_changed(wr))
 			wr->model.rescan = true;
@@ -309,7 +309,7 @@ int cmd_watch(int argc, char **argv)
 {
 	struct unbound_watch uw = { .fd = -1 };
 	struct pollfd *pfd = NULL;
-	struct vwc_watcher wr;
+	struct vwc_sidecar wr;
 	struct vwc_config cfg;
 	struct vwc_opts o;
 	sigset_t mask;
@@ -348,7 +348,7 @@ int cmd_watch(int argc, char **argv)
 
 	/* everything present now is new: evaluated once at start */
 	vwc_watch_topo_changed(&wr);
-	vwc_watch_sync(&wr.model, vwc_watch_now());
+	vwc_model_sync(&wr.model, vwc_watch_now());
 	vwc_watch_publish_fast(&wr);
 	vwc_watch_evaluate(&wr);
 	vwc_watch_write_textfile(&wr);
@@ -368,7 +368,7 @@ int cmd_watch(int argc, char **argv)
 		double t = vwc_watch_now(), due;
 		int timeout;
 
-		due = vwc_watch_timers(&wr.model, t);
+		due = vwc_model_timers(&wr.model, t);
 		if (!due || next_net < due)
 			due = next_net;
 		if (uw.due && uw.due < due)

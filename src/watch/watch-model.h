@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /**
- * DOC: watch.h - the sidecar's model
+ * DOC: watch-model.h - the sidecar's model
  *
  * What the sidecar ("watch") knows between events: the controllers and
  * namespaces it watches, the facts it last read, and what is pending
- * (a Set Features 06h seen on the tracepoints and not completed yet,
- * re-checks after a reset, a controller that refused its open). No I/O:
- * the event sources (watch-sources.c: udev, inotify, the nvme tracepoints)
- * and the timers feed it through the vwc_watch_note_*() calls below, and
- * the acting part (watch-act.c) reads what needs a look, probes, applies
- * and hands the facts back with vwc_watch_learn(). What the model wants
- * done to a device when one appears or goes (open it, watch its nodes)
- * goes through &struct vwc_watch_ops.
+ * (a Set Features 06h the kernel-side detection saw and not completed
+ * yet, re-checks after a reset, a controller that refused its open). No
+ * I/O: the event sources (watch-sources.c: udev, inotify, the fast path's
+ * pipe from the kernel-side detection, kwatch.h: kprobes on nvme_core's
+ * admin passthrough entry points, or the nvme tracepoints where kprobes
+ * cannot be made) and the timers feed it through the vwc_model_note_*()
+ * calls below, and the acting part (watch-act.c) reads what needs a look,
+ * probes, applies and hands the facts back with vwc_model_learn(). What
+ * the model wants done to a device when one appears or goes (open it,
+ * watch its nodes) goes through &struct vwc_model_ops. One prefix,
+ * vwc_model_: the sidecar's own functions (watch-act.h) are vwc_watch_,
+ * its state &struct vwc_sidecar.
  */
-#ifndef VWC_WATCH_H
-#define VWC_WATCH_H
+#ifndef VWC_WATCH_MODEL_H
+#define VWC_WATCH_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,48 +26,17 @@
 #include "policy.h"
 #include "topo.h"
 
-#define VWC_WATCH_SETTLE_N	3	/* re-checks after reset/rescan */
-#define VWC_WATCH_PENDING_S	2.0	/* a completion never seen */
-#define VWC_WATCH_EXPIRED_N	16	/* timed-out cids still listened to */
-#define VWC_WATCH_PENDING_N	16	/* Set Features 06h in flight, kept */
-#define VWC_WATCH_OPEN_MIN_S	0.05	/* open retry: first delay */
-#define VWC_WATCH_OPEN_MAX_S	5.0	/* open retry: longest delay */
-#define VWC_WATCH_HOLD_S	1.0	/* idle descriptor: closed after */
+#define VWC_MODEL_SETTLE_N	3	/* re-checks after reset/rescan */
+#define VWC_MODEL_PENDING_S	2.0	/* a completion never seen */
+#define VWC_MODEL_EXPIRED_N	16	/* timed-out cids still listened to */
+#define VWC_MODEL_PENDING_N	16	/* Set Features 06h in flight, kept */
+#define VWC_MODEL_OPEN_MIN_S	0.05	/* open retry: first delay */
+#define VWC_MODEL_OPEN_MAX_S	5.0	/* open retry: longest delay */
+#define VWC_MODEL_HOLD_S	1.0	/* idle descriptor: closed after */
 
 struct vwc_kw_event;
-struct vwc_watch;
+struct vwc_model;
 
-/**
- * struct vwc_wctrl - one watched controller
- * @name:	nvmeN
- * @instance:	N
- * @ident:	identity of the kernel object (see &vwc_watch_ops.ident):
- *		a controller that went and came back under the same name
- *		is a new one
- * @fd:		descriptor held open, -1 while it cannot be opened or
- *		while it is let go (@released)
- * @open_at:	when to try the open again (0: not pending)
- * @open_delay:	the current retry delay
- * @used_at:	when @fd last served a probe (monotonic seconds)
- * @released:	@fd was closed after VWC_WATCH_HOLD_S idle: an open
- *		descriptor of /dev/nvmeN pins the driver's module, and the
- *		sidecar must not refuse an admin's `rmmod nvme`; opened
- *		again by the next probe
- * @full:	needs Identify, WCE and SMART
- * @wce:	needs Get Features 06h
- * @arm_smart:	SMART critical warning events to enable again
- * @known:	@facts, @vwc and @critical_warning are valid
- * @settle:	pending re-checks (monotonic seconds, 0 none)
- * @pending:	Set Features 06h submitted, not completed (the pending
- *		timeout reads WCE when none is seen)
- * @expired:	those whose completion was not seen in time (ring), +1
- * @admin_q:	the admin queue's kernel address (kprobes name the
- *		controller by it), learned from the sidecar's own Get
- *		Features; 0 not known
- * @wb_now:	vwc_watch_note_kernel() says: write back now
- * @wb_since:	when the kernel saw the last Set Features 06h with WCE=1
- *		(monotonic seconds), for the reaction's figure
- */
 /**
  * struct vwc_wpending - a Set Features 06h submitted, not completed
  * @cid:	its cid (tracepoints) or thread (kprobes)
@@ -77,6 +50,44 @@ struct vwc_wpending {
 	bool uring;
 };
 
+/**
+ * struct vwc_wctrl - one watched controller
+ * @name:	nvmeN
+ * @instance:	N
+ * @ident:	identity of the kernel object (see &vwc_model_ops.ident):
+ *		a controller that went and came back under the same name
+ *		is a new one
+ * @fd:		descriptor held open, -1 while it cannot be opened or
+ *		while it is let go (@released)
+ * @open_at:	when to try the open again (0: not pending)
+ * @open_delay:	the current retry delay
+ * @used_at:	when @fd last served a probe (monotonic seconds)
+ * @released:	@fd was closed after VWC_MODEL_HOLD_S idle: an open
+ *		descriptor of /dev/nvmeN pins the driver's module, and the
+ *		sidecar must not refuse an admin's `rmmod nvme`; opened
+ *		again by the next probe
+ * @full:	needs Identify, WCE and SMART
+ * @wce:	needs Get Features 06h
+ * @arm_smart:	SMART critical warning events to enable again
+ * @known:	@facts, @vwc and @critical_warning are valid
+ * @facts:	the facts last read
+ * @vwc:	Identify Controller's VWC byte last read
+ * @critical_warning: SMART critical warning byte last read
+ * @settle:	pending re-checks (monotonic seconds, 0 none)
+ * @pending:	Set Features 06h submitted, not completed (the pending
+ *		timeout reads WCE when none is seen)
+ * @nr_pending:	how many
+ * @pending_since: when the first of them was seen (monotonic seconds)
+ * @expired:	those whose completion was not seen in time (ring), +1
+ * @expired_next: the next slot of @expired
+ * @admin_q:	the admin queue's kernel address (kprobes name the
+ *		controller by it), learned from the sidecar's own Get
+ *		Features; 0 not known
+ * @wb_now:	vwc_model_note_kernel() says: write back now
+ * @wb_since:	when the kernel saw the last Set Features 06h with WCE=1
+ *		(monotonic seconds), for the reaction's figure
+ * @seen:	found in the topology of the last vwc_model_sync()
+ */
 struct vwc_wctrl {
 	char name[VWC_NAME_LEN];
 	int instance;
@@ -89,11 +100,11 @@ struct vwc_wctrl {
 	bool known;
 	struct vwc_facts facts;
 	uint8_t vwc, critical_warning;
-	double settle[VWC_WATCH_SETTLE_N];
-	struct vwc_wpending pending[VWC_WATCH_PENDING_N];
+	double settle[VWC_MODEL_SETTLE_N];
+	struct vwc_wpending pending[VWC_MODEL_PENDING_N];
 	int nr_pending;
 	double pending_since;
-	int64_t expired[VWC_WATCH_EXPIRED_N];
+	int64_t expired[VWC_MODEL_EXPIRED_N];
 	int expired_next;
 	double wb_since;
 	uint64_t admin_q;
@@ -107,6 +118,7 @@ struct vwc_wctrl {
  * @expected:	the mode last written or found right, VWC_MODE_NONE unknown
  * @paths:	which controllers reach it (a signature): when it changes,
  *		they all read WCE again
+ * @seen:	found in the topology of the last vwc_model_sync()
  */
 struct vwc_wns {
 	char name[VWC_NAME_LEN];
@@ -116,7 +128,7 @@ struct vwc_wns {
 };
 
 /**
- * struct vwc_watch_ops - effects the model asks for
+ * struct vwc_model_ops - effects the model asks for
  * @ctrl_added:	a controller appeared: open it (set c->fd, or leave -1),
  *		watch its nodes
  * @ctrl_gone:	a controller went: stop watching its nodes, then close
@@ -126,28 +138,37 @@ struct vwc_wns {
  * @ident:	the identity of a controller of the topology (the sysfs
  *		directory's kernfs inode: new for every device object)
  */
-struct vwc_watch_ops {
-	void (*ctrl_added)(struct vwc_watch *w, struct vwc_wctrl *c,
+struct vwc_model_ops {
+	void (*ctrl_added)(struct vwc_model *w, struct vwc_wctrl *c,
 			   const struct vwc_ctrl *tc);
-	void (*ctrl_gone)(struct vwc_watch *w, struct vwc_wctrl *c);
-	void (*ns_added)(struct vwc_watch *w, const char *name);
-	void (*ns_gone)(struct vwc_watch *w, const char *name);
+	void (*ctrl_gone)(struct vwc_model *w, struct vwc_wctrl *c);
+	void (*ns_added)(struct vwc_model *w, const char *name);
+	void (*ns_gone)(struct vwc_model *w, const char *name);
 	uint64_t (*ident)(const struct vwc_ctrl *tc);
 };
 
 /**
- * struct vwc_watch - the model
+ * struct vwc_model - the model
  * @topo:	the topology it follows (owned by the caller)
  * @ops:	effects
  * @arg:	for the caller (the sources and the acting part)
  * @rescan:	the topology must be discovered again
  * @publish:	something was seen: the textfile is to be rewritten
+ * @ctrl:	the controllers watched
+ * @nr_ctrl:	how many
+ * @ns:		the namespaces watched
+ * @nr_ns:	how many
  * @attach:	the kernel-side detection may attach more now (a controller
  *		or a CPU appeared, the safety net's round)
+ * @lock_retry:	when to try the writers' lock again after it could not be
+ *		had (monotonic seconds, 0 none)
+ * @events:	events the sources handed in (udev, inotify), for the log
+ * @evaluations: controllers evaluated, for the log
+ * @kernel_events: events of the kernel-side detection, for the log
  */
-struct vwc_watch {
+struct vwc_model {
 	struct vwc_topo *topo;
-	const struct vwc_watch_ops *ops;
+	const struct vwc_model_ops *ops;
 	void *arg;
 	struct vwc_wctrl *ctrl;
 	int nr_ctrl;
@@ -161,23 +182,23 @@ struct vwc_watch {
 };
 
 /**
- * vwc_watch_init() - an empty model
+ * vwc_model_init() - an empty model
  * @w:		model
  * @topo:	topology to follow
  * @ops:	effects
  * @arg:	stored in @w->arg
  */
-void vwc_watch_init(struct vwc_watch *w, struct vwc_topo *topo,
-		    const struct vwc_watch_ops *ops, void *arg);
+void vwc_model_init(struct vwc_model *w, struct vwc_topo *topo,
+		    const struct vwc_model_ops *ops, void *arg);
 
 /**
- * vwc_watch_free() - forget everything (ctrl_gone for each controller)
+ * vwc_model_free() - forget everything (ctrl_gone for each controller)
  * @w:	model
  */
-void vwc_watch_free(struct vwc_watch *w);
+void vwc_model_free(struct vwc_model *w);
 
 /**
- * vwc_watch_sync() - follow the topology after a (re)scan
+ * vwc_model_sync() - follow the topology after a (re)scan
  * @w:		model
  * @now:	monotonic seconds
  *
@@ -186,37 +207,37 @@ void vwc_watch_free(struct vwc_watch *w);
  * and added anew. The topology's controllers get the held descriptors and
  * the known facts.
  */
-void vwc_watch_sync(struct vwc_watch *w, double now);
+void vwc_model_sync(struct vwc_model *w, double now);
 
 /**
- * vwc_watch_find_ctrl() - a watched controller by name
+ * vwc_model_find_ctrl() - a watched controller by name
  * @w:		model
  * @name:	nvmeN
  *
  * Return: it, or NULL.
  */
-struct vwc_wctrl *vwc_watch_find_ctrl(struct vwc_watch *w, const char *name);
+struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name);
 
 /**
- * vwc_watch_find_ns() - a watched namespace by name
+ * vwc_model_find_ns() - a watched namespace by name
  * @w:		model
  * @name:	nvmeXnY
  *
  * Return: it, or NULL.
  */
-struct vwc_wns *vwc_watch_find_ns(struct vwc_watch *w, const char *name);
+struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
 
 /**
- * vwc_watch_note_ns() - something happened on a namespace's node
+ * vwc_model_note_ns() - something happened on a namespace's node
  * @w:		model
  * @name:	nvmeXnY
  *
  * Every controller reaching it reads WCE again.
  */
-void vwc_watch_note_ns(struct vwc_watch *w, const char *name);
+void vwc_model_note_ns(struct vwc_model *w, const char *name);
 
 /**
- * vwc_watch_note_ctrl() - something happened on a controller
+ * vwc_model_note_ctrl() - something happened on a controller
  * @w:		model
  * @name:	nvmeN
  * @full:	Identify and SMART too, not only WCE
@@ -227,29 +248,29 @@ void vwc_watch_note_ns(struct vwc_watch *w, const char *name);
  *
  * Return: false if @name is not watched (the caller rescans).
  */
-bool vwc_watch_note_ctrl(struct vwc_watch *w, const char *name, bool full,
+bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 			 bool settle, double now);
 
 /**
- * vwc_watch_note_gone() - a controller's remove event
+ * vwc_model_note_gone() - a controller's remove event
  * @w:		model
  * @name:	nvmeN
  *
  * It is forgotten at once (descriptor closed), so that one coming back
  * under the same name before the rescan is never taken for it.
  */
-void vwc_watch_note_gone(struct vwc_watch *w, const char *name);
+void vwc_model_note_gone(struct vwc_model *w, const char *name);
 
 /**
- * vwc_watch_note_all() - events were lost (queue overflow)
+ * vwc_model_note_all() - events were lost (queue overflow)
  * @w:	model
  *
  * The topology is discovered again and every controller probed in full.
  */
-void vwc_watch_note_all(struct vwc_watch *w);
+void vwc_model_note_all(struct vwc_model *w);
 
 /**
- * vwc_watch_note_kernel() - an event of the kernel-side detection
+ * vwc_model_note_kernel() - an event of the kernel-side detection
  * @w:		model
  * @ev:		the event
  * @now:	monotonic seconds
@@ -263,20 +284,20 @@ void vwc_watch_note_all(struct vwc_watch *w);
  * Return: how many controllers to put in write back now (a Set Features
  * 06h with WCE=1 was submitted to them): those with @wb_now set.
  */
-int vwc_watch_note_kernel(struct vwc_watch *w, const struct vwc_kw_event *ev,
+int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
 			  double now);
 
 /**
- * vwc_watch_learn_queue() - the admin queue a controller's commands use
+ * vwc_model_learn_queue() - the admin queue a controller's commands use
  * @w:	model
  * @c:	the controller the sidecar just read
  * @q:	its queue (vwc_kwatch_learn())
  */
-void vwc_watch_learn_queue(struct vwc_watch *w, struct vwc_wctrl *c,
+void vwc_model_learn_queue(struct vwc_model *w, struct vwc_wctrl *c,
 			   uint64_t q);
 
 /**
- * vwc_watch_confirm() - WCE was just read from a controller
+ * vwc_model_confirm() - WCE was just read from a controller
  * @c:		the controller
  * @wce:	what it read
  *
@@ -285,42 +306,42 @@ void vwc_watch_learn_queue(struct vwc_watch *w, struct vwc_wctrl *c,
  * it sets: it is no longer pending then. (Acting on that value is right
  * whenever the command completes: it sets the same.)
  */
-void vwc_watch_confirm(struct vwc_wctrl *c, enum vwc_tri wce);
+void vwc_model_confirm(struct vwc_wctrl *c, enum vwc_tri wce);
 
 /**
- * vwc_watch_safety_net() - the periodic round
+ * vwc_model_safety_net() - the periodic round
  * @w:	model
  *
  * WCE again on every controller that reports a cache or is not known;
  * the kernel-side detection tries to attach what it lacks (nvme_core
  * loaded, CPUs online since).
  */
-void vwc_watch_safety_net(struct vwc_watch *w);
+void vwc_model_safety_net(struct vwc_model *w);
 
 /**
- * vwc_watch_timers() - fire what is due
+ * vwc_model_timers() - fire what is due
  * @w:		model
  * @now:	monotonic seconds
  *
  * Settle re-checks, Set Features whose completion never came, opens to
  * retry and idle descriptors to let go (those are left to the caller:
- * see vwc_watch_open_due() and vwc_watch_release_due()).
+ * see vwc_model_open_due() and vwc_model_release_due()).
  *
  * Return: when the next timer is due, 0 if none.
  */
-double vwc_watch_timers(struct vwc_watch *w, double now);
+double vwc_model_timers(struct vwc_model *w, double now);
 
 /**
- * vwc_watch_open_due() - is a controller's open to be tried now
+ * vwc_model_open_due() - is a controller's open to be tried now
  * @c:		controller
  * @now:	monotonic seconds
  *
  * Return: true if it has no descriptor and its retry time has come.
  */
-bool vwc_watch_open_due(const struct vwc_wctrl *c, double now);
+bool vwc_model_open_due(const struct vwc_wctrl *c, double now);
 
 /**
- * vwc_watch_open_result() - record an open attempt
+ * vwc_model_open_result() - record an open attempt
  * @c:		controller
  * @fd:		the descriptor, or a negative errno
  * @now:	monotonic seconds
@@ -328,10 +349,10 @@ bool vwc_watch_open_due(const struct vwc_wctrl *c, double now);
  * A success wants a full probe and SMART events armed; a failure is tried
  * again after a delay that doubles up to 5 s.
  */
-void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now);
+void vwc_model_open_result(struct vwc_wctrl *c, int fd, double now);
 
 /**
- * vwc_watch_release_due() - is a held descriptor to be let go now
+ * vwc_model_release_due() - is a held descriptor to be let go now
  * @c:		controller
  * @now:	monotonic seconds
  *
@@ -339,29 +360,29 @@ void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now);
  * kernel's nvme_dev_open()): a descriptor held for good makes every
  * `rmmod nvme` fail with "in use". A descriptor is let go once nothing
  * is to be read through it (no probe wanted, no Set Features pending)
- * and it served none for VWC_WATCH_HOLD_S.
+ * and it served none for VWC_MODEL_HOLD_S.
  *
  * Return: true if @c's descriptor is to be closed now.
  */
-bool vwc_watch_release_due(const struct vwc_wctrl *c, double now);
+bool vwc_model_release_due(const struct vwc_wctrl *c, double now);
 
 /**
- * vwc_watch_released() - record that a descriptor was let go
+ * vwc_model_released() - record that a descriptor was let go
  * @c:		controller
  *
  * The next probe opens it again (not the retry timer).
  */
-void vwc_watch_released(struct vwc_wctrl *c);
+void vwc_model_released(struct vwc_wctrl *c);
 
-/** enum vwc_watch_probe - what one evaluation reads from a controller */
-enum vwc_watch_probe {
-	VWC_WATCH_PROBE_NONE = 0,
-	VWC_WATCH_PROBE_WCE,	/* Get Features 06h */
-	VWC_WATCH_PROBE_FULL,	/* Identify, Get Features 06h, SMART */
+/** enum vwc_model_probe - what one evaluation reads from a controller */
+enum vwc_model_probe {
+	VWC_MODEL_PROBE_NONE = 0,
+	VWC_MODEL_PROBE_WCE,	/* Get Features 06h */
+	VWC_MODEL_PROBE_FULL,	/* Identify, Get Features 06h, SMART */
 };
 
 /**
- * vwc_watch_plan() - what to read from a controller of an evaluation
+ * vwc_model_plan() - what to read from a controller of an evaluation
  * @w:	model
  * @c:	watched controller, selected (it or a namespace it shares)
  *
@@ -372,22 +393,22 @@ enum vwc_watch_probe {
  *
  * Return: the probe.
  */
-enum vwc_watch_probe vwc_watch_plan(const struct vwc_watch *w,
+enum vwc_model_probe vwc_model_plan(const struct vwc_model *w,
 				    const struct vwc_wctrl *c);
 
 /**
- * vwc_watch_learn() - keep what a probe found
+ * vwc_model_learn() - keep what a probe found
  * @c:		watched controller
  * @tc:		the topology's controller, probed
  */
-void vwc_watch_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc);
+void vwc_model_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc);
 
 /**
- * vwc_watch_busy() - does any controller need a look
+ * vwc_model_busy() - does any controller need a look
  * @w:	model
  *
  * Return: true if one has @full or @wce set.
  */
-bool vwc_watch_busy(const struct vwc_watch *w);
+bool vwc_model_busy(const struct vwc_model *w);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The sidecar's model (watch.h): controllers, namespaces, what is pending.
+ * The sidecar's model (watch-model.h): controllers, namespaces, what is pending.
  * No I/O here; unit tests drive it with a hand-made topology.
  */
 #include <stdio.h>
@@ -9,9 +9,9 @@
 
 #include "kwatch.h"
 #include "log.h"
-#include "watch.h"
+#include "watch-model.h"
 
-static const double settle_delay[VWC_WATCH_SETTLE_N] = { 0.3, 1.5, 5.0 };
+static const double settle_delay[VWC_MODEL_SETTLE_N] = { 0.3, 1.5, 5.0 };
 
 /* Grow *arr (of *nr elements of size sz) by one zeroed element. */
 static void *grow(void *arr_p, int *nr, size_t sz)
@@ -26,8 +26,8 @@ static void *grow(void *arr_p, int *nr, size_t sz)
 	return p + (*nr)++ * sz;
 }
 
-void vwc_watch_init(struct vwc_watch *w, struct vwc_topo *topo,
-		    const struct vwc_watch_ops *ops, void *arg)
+void vwc_model_init(struct vwc_model *w, struct vwc_topo *topo,
+		    const struct vwc_model_ops *ops, void *arg)
 {
 	memset(w, 0, sizeof(*w));
 	w->topo = topo;
@@ -35,7 +35,7 @@ void vwc_watch_init(struct vwc_watch *w, struct vwc_topo *topo,
 	w->arg = arg;
 }
 
-struct vwc_wctrl *vwc_watch_find_ctrl(struct vwc_watch *w, const char *name)
+struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name)
 {
 	int i;
 
@@ -45,7 +45,7 @@ struct vwc_wctrl *vwc_watch_find_ctrl(struct vwc_watch *w, const char *name)
 	return NULL;
 }
 
-static struct vwc_wctrl *find_instance(struct vwc_watch *w, int instance)
+static struct vwc_wctrl *find_instance(struct vwc_model *w, int instance)
 {
 	int i;
 
@@ -55,7 +55,7 @@ static struct vwc_wctrl *find_instance(struct vwc_watch *w, int instance)
 	return NULL;
 }
 
-struct vwc_wns *vwc_watch_find_ns(struct vwc_watch *w, const char *name)
+struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name)
 {
 	int i;
 
@@ -65,7 +65,7 @@ struct vwc_wns *vwc_watch_find_ns(struct vwc_watch *w, const char *name)
 	return NULL;
 }
 
-static void forget_ctrl(struct vwc_watch *w, int i)
+static void forget_ctrl(struct vwc_model *w, int i)
 {
 	struct vwc_wctrl *c = &w->ctrl[i];
 
@@ -77,7 +77,7 @@ static void forget_ctrl(struct vwc_watch *w, int i)
 	memset(&w->ctrl[w->nr_ctrl], 0, sizeof(*w->ctrl));
 }
 
-void vwc_watch_free(struct vwc_watch *w)
+void vwc_model_free(struct vwc_model *w)
 {
 	int i;
 
@@ -93,7 +93,7 @@ void vwc_watch_free(struct vwc_watch *w)
 	w->nr_ns = 0;
 }
 
-void vwc_watch_note_ns(struct vwc_watch *w, const char *name)
+void vwc_model_note_ns(struct vwc_model *w, const char *name)
 {
 	const struct vwc_topo *t = w->topo;
 	int i = vwc_topo_find_ns(t, name), j;
@@ -102,7 +102,7 @@ void vwc_watch_note_ns(struct vwc_watch *w, const char *name)
 		return;
 	for (j = 0; j < t->ns[i].nr_ctrl; j++) {
 		struct vwc_wctrl *c =
-			vwc_watch_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
+			vwc_model_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
 
 		if (c)
 			c->wce = true;
@@ -113,14 +113,14 @@ static void schedule_settle(struct vwc_wctrl *c, double now)
 {
 	int i;
 
-	for (i = 0; i < VWC_WATCH_SETTLE_N; i++)
+	for (i = 0; i < VWC_MODEL_SETTLE_N; i++)
 		c->settle[i] = now + settle_delay[i];
 }
 
-bool vwc_watch_note_ctrl(struct vwc_watch *w, const char *name, bool full,
+bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 			 bool settle, double now)
 {
-	struct vwc_wctrl *c = vwc_watch_find_ctrl(w, name);
+	struct vwc_wctrl *c = vwc_model_find_ctrl(w, name);
 
 	if (!c)
 		return false;
@@ -137,9 +137,9 @@ bool vwc_watch_note_ctrl(struct vwc_watch *w, const char *name, bool full,
 	return true;
 }
 
-void vwc_watch_note_gone(struct vwc_watch *w, const char *name)
+void vwc_model_note_gone(struct vwc_model *w, const char *name)
 {
-	struct vwc_wctrl *c = vwc_watch_find_ctrl(w, name);
+	struct vwc_wctrl *c = vwc_model_find_ctrl(w, name);
 
 	w->rescan = true;
 	if (!c)
@@ -148,7 +148,7 @@ void vwc_watch_note_gone(struct vwc_watch *w, const char *name)
 	forget_ctrl(w, (int)(c - w->ctrl));
 }
 
-void vwc_watch_note_all(struct vwc_watch *w)
+void vwc_model_note_all(struct vwc_model *w)
 {
 	int i;
 
@@ -157,7 +157,7 @@ void vwc_watch_note_all(struct vwc_watch *w)
 		w->ctrl[i].full = true;
 }
 
-static void add_ctrl(struct vwc_watch *w, const struct vwc_ctrl *tc,
+static void add_ctrl(struct vwc_model *w, const struct vwc_ctrl *tc,
 		     uint64_t ident, double now)
 {
 	struct vwc_wctrl *c = grow(&w->ctrl, &w->nr_ctrl, sizeof(*c));
@@ -173,7 +173,7 @@ static void add_ctrl(struct vwc_watch *w, const struct vwc_ctrl *tc,
 	c->fd = -1;
 	c->full = true;
 	c->open_at = now;	/* the caller's ctrl_added tries at once */
-	c->open_delay = VWC_WATCH_OPEN_MIN_S;
+	c->open_delay = VWC_MODEL_OPEN_MIN_S;
 	c->seen = true;
 	/* its namespaces and paths come with the kernel's scan, later */
 	schedule_settle(c, now);
@@ -199,7 +199,7 @@ static uint64_t paths_sig(const struct vwc_topo *t, const struct vwc_ns *ns)
 	return sig + (uint64_t)ns->nr_ctrl;
 }
 
-void vwc_watch_sync(struct vwc_watch *w, double now)
+void vwc_model_sync(struct vwc_model *w, double now)
 {
 	struct vwc_topo *t = w->topo;
 	int i;
@@ -211,7 +211,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
-		struct vwc_wctrl *c = vwc_watch_find_ctrl(w, tc->name);
+		struct vwc_wctrl *c = vwc_model_find_ctrl(w, tc->name);
 		uint64_t ident = w->ops && w->ops->ident ? w->ops->ident(tc) : 0;
 
 		if (c && c->ident != ident) {
@@ -222,7 +222,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 		}
 		if (!c) {
 			add_ctrl(w, tc, ident, now);
-			c = vwc_watch_find_ctrl(w, tc->name);
+			c = vwc_model_find_ctrl(w, tc->name);
 			if (!c)
 				continue;
 		}
@@ -237,7 +237,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 		}
 	}
 	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_wns *n = vwc_watch_find_ns(w, t->ns[i].name);
+		struct vwc_wns *n = vwc_model_find_ns(w, t->ns[i].name);
 		uint64_t paths = paths_sig(t, &t->ns[i]);
 
 		if (n) {
@@ -245,7 +245,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 			/* a path joined or left: its controllers look again */
 			if (n->paths != paths) {
 				n->paths = paths;
-				vwc_watch_note_ns(w, n->name);
+				vwc_model_note_ns(w, n->name);
 			}
 			continue;
 		}
@@ -260,7 +260,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 		if (w->ops && w->ops->ns_added)
 			w->ops->ns_added(w, n->name);
 		/* a new namespace: its controllers decide for it */
-		vwc_watch_note_ns(w, n->name);
+		vwc_model_note_ns(w, n->name);
 	}
 	for (i = 0; i < w->nr_ctrl; i++)
 		if (!w->ctrl[i].seen) {
@@ -280,7 +280,7 @@ void vwc_watch_sync(struct vwc_watch *w, double now)
 static void expire_one(struct vwc_wctrl *c, int i)
 {
 	c->expired[c->expired_next] = (int64_t)c->pending[i].cid + 1;
-	c->expired_next = (c->expired_next + 1) % VWC_WATCH_EXPIRED_N;
+	c->expired_next = (c->expired_next + 1) % VWC_MODEL_EXPIRED_N;
 	c->pending[i] = c->pending[--c->nr_pending];
 }
 
@@ -310,7 +310,7 @@ static bool note_one(struct vwc_wctrl *c, const struct vwc_kw_event *ev,
 				 c->name, ev->cdw11 & 1);
 		/* full: the oldest entry goes, its late completion still
 		 * counts; any entry left keeps the controller "unknown" */
-		if (c->nr_pending == VWC_WATCH_PENDING_N)
+		if (c->nr_pending == VWC_MODEL_PENDING_N)
 			expire_one(c, 0);
 		p = &c->pending[c->nr_pending++];
 		p->cid = ev->cid;
@@ -339,7 +339,7 @@ static bool note_one(struct vwc_wctrl *c, const struct vwc_kw_event *ev,
 		return false;
 	}
 	/* late: the pending timeout had given up on it; once per cid */
-	for (i = 0; i < VWC_WATCH_EXPIRED_N; i++) {
+	for (i = 0; i < VWC_MODEL_EXPIRED_N; i++) {
 		if (c->expired[i] != (int64_t)ev->cid + 1)
 			continue;
 		c->expired[i] = 0;
@@ -351,7 +351,7 @@ static bool note_one(struct vwc_wctrl *c, const struct vwc_kw_event *ev,
 	return false;
 }
 
-void vwc_watch_confirm(struct vwc_wctrl *c, enum vwc_tri wce)
+void vwc_model_confirm(struct vwc_wctrl *c, enum vwc_tri wce)
 {
 	int i;
 
@@ -367,7 +367,7 @@ void vwc_watch_confirm(struct vwc_wctrl *c, enum vwc_tri wce)
 	}
 }
 
-static struct vwc_wctrl *find_queue(struct vwc_watch *w, uint64_t q)
+static struct vwc_wctrl *find_queue(struct vwc_model *w, uint64_t q)
 {
 	int i;
 
@@ -377,7 +377,7 @@ static struct vwc_wctrl *find_queue(struct vwc_watch *w, uint64_t q)
 	return NULL;
 }
 
-int vwc_watch_note_kernel(struct vwc_watch *w, const struct vwc_kw_event *ev,
+int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
 			  double now)
 {
 	struct vwc_wctrl *c;
@@ -419,7 +419,7 @@ int vwc_watch_note_kernel(struct vwc_watch *w, const struct vwc_kw_event *ev,
 	return n;
 }
 
-void vwc_watch_learn_queue(struct vwc_watch *w, struct vwc_wctrl *c,
+void vwc_model_learn_queue(struct vwc_model *w, struct vwc_wctrl *c,
 			   uint64_t q)
 {
 	int i;
@@ -433,7 +433,7 @@ void vwc_watch_learn_queue(struct vwc_watch *w, struct vwc_wctrl *c,
 	c->admin_q = q;
 }
 
-void vwc_watch_safety_net(struct vwc_watch *w)
+void vwc_model_safety_net(struct vwc_model *w)
 {
 	int i;
 
@@ -459,7 +459,7 @@ static bool idle(const struct vwc_wctrl *c)
 	return !c->full && !c->wce && !c->arm_smart && !c->nr_pending;
 }
 
-double vwc_watch_timers(struct vwc_watch *w, double now)
+double vwc_model_timers(struct vwc_model *w, double now)
 {
 	double due = 0;
 	int i, j;
@@ -467,7 +467,7 @@ double vwc_watch_timers(struct vwc_watch *w, double now)
 	for (i = 0; i < w->nr_ctrl; i++) {
 		struct vwc_wctrl *c = &w->ctrl[i];
 
-		for (j = 0; j < VWC_WATCH_SETTLE_N; j++) {
+		for (j = 0; j < VWC_MODEL_SETTLE_N; j++) {
 			if (!c->settle[j])
 				continue;
 			if (c->settle[j] <= now) {
@@ -483,34 +483,34 @@ double vwc_watch_timers(struct vwc_watch *w, double now)
 		if (c->fd < 0)
 			due_min(&due, c->open_at);
 		else if (idle(c) && c->used_at)
-			due_min(&due, c->used_at + VWC_WATCH_HOLD_S);
+			due_min(&due, c->used_at + VWC_MODEL_HOLD_S);
 		if (!c->nr_pending)
 			continue;
-		if (c->pending_since + VWC_WATCH_PENDING_S <= now) {
+		if (c->pending_since + VWC_MODEL_PENDING_S <= now) {
 			vwc_info("%s: no completion seen for %d Set Features 06h: reading WCE",
 				 c->name, c->nr_pending);
 			expire(c);
 			c->wce = true;
 		} else {
-			due_min(&due, c->pending_since + VWC_WATCH_PENDING_S);
+			due_min(&due, c->pending_since + VWC_MODEL_PENDING_S);
 		}
 	}
 	due_min(&due, w->lock_retry);
 	return due;
 }
 
-bool vwc_watch_open_due(const struct vwc_wctrl *c, double now)
+bool vwc_model_open_due(const struct vwc_wctrl *c, double now)
 {
 	return c->fd < 0 && c->open_at && c->open_at <= now;
 }
 
-bool vwc_watch_release_due(const struct vwc_wctrl *c, double now)
+bool vwc_model_release_due(const struct vwc_wctrl *c, double now)
 {
 	return c->fd >= 0 && idle(c) && c->used_at &&
-	       c->used_at + VWC_WATCH_HOLD_S <= now;
+	       c->used_at + VWC_MODEL_HOLD_S <= now;
 }
 
-void vwc_watch_released(struct vwc_wctrl *c)
+void vwc_model_released(struct vwc_wctrl *c)
 {
 	c->fd = -1;
 	c->released = true;
@@ -518,14 +518,14 @@ void vwc_watch_released(struct vwc_wctrl *c)
 	c->used_at = 0;
 }
 
-void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now)
+void vwc_model_open_result(struct vwc_wctrl *c, int fd, double now)
 {
 	c->released = false;
 	if (fd >= 0) {
 		c->fd = fd;
 		c->used_at = now;
 		c->open_at = 0;
-		c->open_delay = VWC_WATCH_OPEN_MIN_S;
+		c->open_delay = VWC_MODEL_OPEN_MIN_S;
 		c->full = true;
 		c->arm_smart = true;
 		return;
@@ -533,11 +533,11 @@ void vwc_watch_open_result(struct vwc_wctrl *c, int fd, double now)
 	c->fd = -1;
 	c->open_at = now + c->open_delay;
 	c->open_delay *= 2;
-	if (c->open_delay > VWC_WATCH_OPEN_MAX_S)
-		c->open_delay = VWC_WATCH_OPEN_MAX_S;
+	if (c->open_delay > VWC_MODEL_OPEN_MAX_S)
+		c->open_delay = VWC_MODEL_OPEN_MAX_S;
 }
 
-enum vwc_watch_probe vwc_watch_plan(const struct vwc_watch *w,
+enum vwc_model_probe vwc_model_plan(const struct vwc_model *w,
 				    const struct vwc_wctrl *c)
 {
 	(void)w;
@@ -549,11 +549,11 @@ enum vwc_watch_probe vwc_watch_plan(const struct vwc_watch *w,
 	if (c->full || !c->known ||
 	    c->facts.present == VWC_TRI_UNKNOWN ||
 	    c->facts.backup_failed != VWC_TRI_NO)
-		return VWC_WATCH_PROBE_FULL;
-	return VWC_WATCH_PROBE_WCE;
+		return VWC_MODEL_PROBE_FULL;
+	return VWC_MODEL_PROBE_WCE;
 }
 
-void vwc_watch_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
+void vwc_model_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
 {
 	c->known = !tc->err && !tc->errmsg[0];
 	c->facts = tc->facts;
@@ -561,7 +561,7 @@ void vwc_watch_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
 	c->critical_warning = tc->critical_warning;
 }
 
-bool vwc_watch_busy(const struct vwc_watch *w)
+bool vwc_model_busy(const struct vwc_model *w)
 {
 	int i;
 

@@ -3,7 +3,7 @@
  * DOC: watch-sources.h - the sidecar's event sources
  *
  * Each source has a descriptor to poll and a read function that turns
- * what it got into calls of the model (watch.h):
+ * what it got into calls of the model (watch-model.h):
  *
  *  - udev (udevd's netlink group: add, remove, change) and the kernel's
  *    own group (change events only, before udevd ran its rules); an
@@ -27,7 +27,7 @@
 struct udev;
 struct udev_monitor;
 struct vwc_fast;
-struct vwc_watch;
+struct vwc_model;
 struct vwc_wctrl;
 
 /**
@@ -45,6 +45,9 @@ struct vwc_wd {
 /**
  * struct vwc_watch_src - every event source of the sidecar
  * @ifd:	inotify descriptor
+ * @wds:	its watches
+ * @nr_wds:	how many
+ * @inotify_full_warned: the inotify watch limit was reported once
  * @mon:	udevd's events
  * @kmon:	the kernel's events, NULL if unavailable
  * @fast:	the kernel-side detection's thread, NULL if unavailable
@@ -110,7 +113,7 @@ void vwc_src_unwatch(struct vwc_watch_src *s, const char *name);
  * @s:	sources
  * @w:	model
  */
-void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
+void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_model *w);
 
 /**
  * vwc_src_read_udev() - feed the model a udev monitor's events
@@ -122,10 +125,10 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_watch *w);
  *
  * Reads until the socket is empty. A receive buffer that overflowed
  * (ENOBUFS: events were lost) does not end it: every controller is read
- * again and the topology discovered again (vwc_watch_note_all()), and the
+ * again and the topology discovered again (vwc_model_note_all()), and the
  * events still queued are read on.
  */
-void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
+void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 		       struct udev_monitor *mon, bool kernel);
 
 /**
@@ -136,7 +139,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_watch *w,
  *		WCE=1 (the fast path wrote write back already; this keeps
  *		the model's expectations and writes what it missed)
  */
-void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_watch *w,
-		       void (*wb)(struct vwc_watch *w, struct vwc_wctrl *c));
+void vwc_src_read_fast(struct vwc_watch_src *s, struct vwc_model *w,
+		       void (*wb)(struct vwc_model *w, struct vwc_wctrl *c));
 
 #endif

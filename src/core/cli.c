@@ -26,14 +26,14 @@ void vwc_cli_set_prog(const char *prog)
 	vwc_prog = prog;
 }
 
+/* verbs.h as data: the functions are the program's (vwc_cli_run()) */
 struct vwc_verb {
 	const char *name;
-	int (*fn)(int argc, char **argv);
 	const char *summary;
 	unsigned int opts;
 };
 
-#define VWC_VERB_ENTRY(n, ident, s, o) { n, cmd_##ident, s, o },
+#define VWC_VERB_ENTRY(n, ident, s, o, where) { n, s, o },
 static const struct vwc_verb verbs[] = {
 	VWC_VERBS(VWC_VERB_ENTRY)
 };
@@ -317,16 +317,22 @@ void vwc_cli_list(FILE *out)
 		fprintf(out, "  %-14s %s\n", verbs[i].name, verbs[i].summary);
 }
 
-int vwc_cli_run(const char *verb, int argc, char **argv)
+int vwc_cli_run(const char *verb, vwc_cmd_fn *fn, int argc, char **argv)
 {
 	const struct vwc_verb *v = verb_find(verb);
 
+	if (v && !fn) {
+		/* verbs.h's "standalone": the sidecar, not in nvme's plugin */
+		vwc_err("'%s %s' is not in nvme: the sidecar is 'nvme-vwc-sync %s', which the systemd unit nvme-vwc-sync.service runs",
+			vwc_prog, verb, verb);
+		return VWC_EXIT_USAGE;
+	}
 	if (v) {
 		int ret;
 
 		/* a closed output stops nothing: a rebind, a re-sync */
 		vwc_sigpipe_defer();
-		ret = v->fn(argc, argv);
+		ret = fn(argc, argv);
 		vwc_sigpipe_finish();
 		return ret;
 	}
