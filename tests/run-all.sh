@@ -274,9 +274,11 @@ run() {
 #    lifted when the system suite starts;
 #  - after the system suite, two lanes at once: A boots guests (compat,
 #    sanitize, valgrind: at most two at a time, as the VM suite), B is host
-#    work (fleet, the package checks). fleet and the package checks come
-#    after system: the fleet suite's .deb test installs what system
-#    built, piuparts and autopkgtest reuse both versions it built.
+#    work (fleet, the package checks), then the mutants (builds, unit
+#    tests and two guests), which lane A's 25 minutes in one lane left
+#    last: the two lanes end closer together. fleet and the package
+#    checks come after system: the fleet suite's .deb test installs what
+#    system built, piuparts and autopkgtest reuse both versions it built.
 # One after the other, these suites took 590 s of the run's 2662 s on
 # this 2-core machine (2026-12-01, warm). Each suite's output goes to
 # build/NAME.out and is printed whole, in the order of SUITES, once all
@@ -308,8 +310,8 @@ declare -A lane_title=(
 declare -A lane_may=([fleet]=5 [piuparts]=3 [autopkgtest]=3 [compat]=6 [rpm]=1
 	[analyze]=3 [fuzz]=3 [sanitize]=6 [valgrind]=5 [mutants]=8)
 LANE_BG=(analyze fuzz)
-LANE_A=(compat sanitize valgrind mutants)
-LANE_B=(fleet piuparts autopkgtest rpm)
+LANE_A=(compat sanitize valgrind)
+LANE_B=(fleet piuparts autopkgtest rpm mutants)
 
 # lane NAME...: run each wanted suite that may still end within the
 # budget; writes build/NAME.out and build/NAME.lane ("ran SECONDS EXIT"
