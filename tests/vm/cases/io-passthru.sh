@@ -39,7 +39,7 @@ ns0=$(ns_of "$c0")
 c1=$(ctrl_by_serial VWC1)
 ns1=$(ns_of "$c1")
 ng0=ng${ns0#nvme}
-nsid=$(cat "/sys/block/$ns0/device/nsid" 2>/dev/null || cat "/sys/block/$ns0/nsid" 2>/dev/null || echo 1)
+nsid=$(ns_nsid "$ns0")
 info "io-passthru: VWC0 $c0 $ns0 /dev/$ng0 (nsid $nsid), VWC1 $c1 $ns1 on $(uname -r)"
 start_udev || fail "io-passthru: udevd" "systemd-udevd did not start"
 wt() { [ "$(cat "/sys/block/$1/queue/write_cache")" = "write through" ]; }

@@ -61,10 +61,9 @@ run_case() {
 	check_eq "$what: clean stop after the lock errors" "$?" 0
 }
 
-ro_break() { mount -t tmpfs -o mode=0700 tmpfs "$D" && touch "$D/lock" && chmod 600 "$D/lock" && mount -o remount,ro "$D"; }
+ro_break() { rundir_ro "$D"; }
 ro_mend() { mount -o remount,rw "$D"; }
-# nr_inodes=1: the directory itself takes the only inode
-full_break() { mount -t tmpfs -o mode=0700,nr_inodes=1 tmpfs "$D"; }
+full_break() { rundir_full "$D"; }
 full_mend() { mount -o remount,nr_inodes=1000 "$D"; }
 
 mkdir -p "$D"

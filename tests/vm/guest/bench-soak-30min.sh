@@ -1,5 +1,6 @@
 #!/bin/sh
 # vm: ctrl wc=off
+# vm: subsys name=s0 ctrls=2 wc=off,on
 # vm: rootport
 # vm: spare
 # timeout: 2400

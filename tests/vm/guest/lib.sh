@@ -213,3 +213,30 @@ udev_marker_start() {
 }
 udev_marks() { grep -c "^$1 $2\$" /tmp/udev-marker; }
 udev_queues() { udevadm test --action="$1" "$2" 2>&1 | grep -F "$3" | grep -qv 'Reading\|Parsing'; }
+
+# The run directory made unusable, as an admin's mistake or a full /run
+# would (lock-error, soak): a tmpfs mounted on DIR (over what is there;
+# `umount DIR` shows it again)
+#   rundir_ro DIR     read-only, with a lock file: the writers' lock
+#                     cannot be opened for writing (EROFS)
+#   rundir_full DIR   no inode left (nr_inodes=1: the directory itself):
+#                     the lock file cannot be made (ENOSPC)
+rundir_ro() { mount -t tmpfs -o mode=0700 tmpfs "$1" && touch "$1/lock" && chmod 600 "$1/lock" && mount -o remount,ro "$1"; }
+rundir_full() { mount -t tmpfs -o mode=0700,nr_inodes=1 tmpfs "$1"; }
+
+# Passthrough I/O with the bytes of a Set Features 06h WCE=1 (soak; the
+# io-passthru case sends them with variants of its own): Dataset Management (opcode 09h) with 7 ranges (CDW10 low byte 6)
+# and Integral Dataset for Read (CDW11 bit 0), one block each from LBA
+# 100000.
+#   dsm_wce1_bytes WHO N DEV NSID   N commands through DEV as WHO (root,
+#                                   or a user: as_user), io-pt's line
+#                                   (ok=N: the drive completed them)
+dsm_wce1_bytes() {
+	if [ "$1" = root ]; then
+		io-pt -n "$2" -o 9 -N "$4" -a 6 -b 1 -r 7 -s 100000 "$3" 2>&1
+	else
+		as_user "$1" io-pt -n "$2" -o 9 -N "$4" -a 6 -b 1 -r 7 -s 100000 "$3" 2>&1
+	fi
+}
+# ns_nsid NS: the namespace ID of block device NS
+ns_nsid() { cat "/sys/block/$1/nsid" 2>/dev/null || cat "/sys/block/$1/device/nsid" 2>/dev/null || echo 1; }

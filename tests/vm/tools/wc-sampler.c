@@ -28,27 +28,42 @@
  *     (one line; wce_* are -1 without -c or when Get Features failed).
  *   spin=1: the kernel could not wake a 1 ms sleep on time (no
  *   high-resolution timers), so the sampler spun on the clock instead.
- *   wc-sampler soak -s SERIAL [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]
- *     For a fault-injection soak: the controller with serial SERIAL and its
- *     first namespace are looked up again whenever a read fails (reset,
- *     rescan, unbind/bind, rmmod/modprobe), at most every 20 ms. A sample
- *     reading write through is "unsafe" when Get Features 06h (descriptor
- *     kept open) says WCE=1 and write_cache still reads write through.
- *     Consecutive unsafe samples form a window (WCE=1 seen, write back not
- *     yet); a sample more than LIMIT_MS (default 1000) into its window is
- *     "outside". SIGUSR1 closes the controller's descriptor (so that
- *     `rmmod nvme` is not refused because of it) until SIGUSR2: write
- *     through samples in between are "unknown". Until SIGTERM when
- *     DURATION_MS is 0 (default). Prints:
+ *   wc-sampler soak -s SERIAL [-N NSID] [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]
+ *     For a fault-injection soak: a namespace of the controller(s) with
+ *     serial SERIAL (the first one, or the one with namespace ID NSID: the
+ *     controllers of one subsystem share a serial, and a shared namespace
+ *     is its multipath head) is looked up again whenever a read fails
+ *     (reset, rescan, unbind/bind, rmmod/modprobe), at most every 20 ms.
+ *     When a sample reads write through, every controller reaching the
+ *     namespace is asked for WCE (Get Features 06h, a descriptor of each
+ *     kept open): those behind the head's path nodes
+ *     (/sys/block/NS/multipath/nvmeXcYnZ: controller nvmeY), or the
+ *     namespace's own controller without multipath. The sample is
+ *     "unsafe" when one of them says WCE=1 and write_cache still reads
+ *     write through; "unknown" when none says 1 and one could not be asked
+ *     (a controller resetting or gone, or SIGUSR1 below); "absent" when
+ *     write_cache cannot be read (the namespace is gone). A window opens
+ *     at the first unsafe sample and ends at the first sample known safe
+ *     (write back, or write through with every controller at WCE=0):
+ *     unknown and absent samples neither open nor end one, so a window
+ *     sampled sparsely, or across a controller's reset, counts whole. A
+ *     window longer than LIMIT_MS (default 1000) is "outside", one still
+ *     open at the end too. SIGUSR1 closes the controllers' descriptors (so
+ *     that `rmmod nvme` is not refused because of them) until SIGUSR2.
+ *     Until SIGTERM when DURATION_MS is 0 (default). Prints:
  *       WCS soak ms=120000 samples=.. wb=.. wt=.. absent=.. unknown=..
- *           unsafe=.. windows=N p50=.. p99=.. max=.. outside=0 spin=0
+ *           paused=.. unsafe=.. windows=N p50=.. p99=.. max=.. outside=0
+ *           open_window=0 max_gap=MS spin=0 ns=NS
  *     (window figures in ms, from the first unsafe sample to the first
- *     sample that is not), after one line per window longer than LIMIT_MS:
- *       WCS window at=SECONDS len=MS
+ *     safe one; paused: the unknown samples taken between SIGUSR1 and
+ *     SIGUSR2; outside: windows longer than LIMIT_MS; max_gap: the
+ *     longest time between two samples; ns: the namespace followed at the
+ *     end, "-" when none), after one line per window longer than LIMIT_MS:
+ *       WCS window at=SECONDS len=MS [open=1]
  *     (at: CLOCK_MONOTONIC seconds of its first sample, as /proc/uptime
  *     counts in a guest that never suspends).
  * Exit status: 0 done (the figures say what happened), 1 timeout (run) or
- * unsafe samples (sample) or samples outside the window (soak), 2 usage or
+ * unsafe samples (sample) or a window longer than the limit (soak), 2 usage or
  * setup error.
  *
  * The controller's descriptor is opened once and closed at exit: a sidecar
@@ -193,7 +208,7 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: %s run -n NS -e back|through [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]\n"
 		"       %s sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]\n"
-		"       %s soak -s SERIAL [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]\n",
+		"       %s soak -s SERIAL [-N NSID] [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]\n",
 		prog, prog, prog);
 	return 2;
 }
@@ -318,37 +333,45 @@ static void on_usr(int sig)
 	ctrl_paused = sig == SIGUSR1;
 }
 
-/* nvmeX with serial @serial and its first namespace block device */
-static bool find_by_serial(const char *serial, char *ctrl, size_t clen,
-			   char *ns, size_t nlen)
+/* the first line of a small sysfs file, trailing spaces and newline cut */
+static bool read_attr(const char *path, char *buf, size_t len)
 {
-	char path[300], buf[64];
+	FILE *f = fopen(path, "re");
+	char *e;
+
+	if (!f)
+		return false;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	for (e = buf + strlen(buf); e > buf && (e[-1] == ' ' || e[-1] == '\n'); e--)
+		e[-1] = '\0';
+	return true;
+}
+
+/*
+ * nvmeX with serial @serial and a namespace block device of it: the first
+ * one, or the one whose nsid is @nsid (> 0). A path node nvmeXcYnZ names
+ * its multipath head nvmeXnZ. Controllers of one subsystem share a serial:
+ * every one of them is looked at.
+ */
+static bool find_by_serial(const char *serial, long nsid, char *ctrl,
+			   size_t clen, char *ns, size_t nlen)
+{
+	char path[600], buf[64];
 	struct dirent *de, *ne;
 	DIR *d, *nd;
 	bool found = false;
-	FILE *f;
 
 	d = opendir("/sys/class/nvme");
 	if (!d)
 		return false;
 	while (!found && (de = readdir(d))) {
-		char *e;
-
 		if (strncmp(de->d_name, "nvme", 4))
 			continue;
 		snprintf(path, sizeof(path), "/sys/class/nvme/%s/serial",
 			 de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		buf[0] = '\0';
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-		for (e = buf + strlen(buf); e > buf && (e[-1] == ' ' ||
-		     e[-1] == '\n'); e--)
-			e[-1] = '\0';
-		if (strcmp(buf, serial))
+		if (!read_attr(path, buf, sizeof(buf)) || strcmp(buf, serial))
 			continue;
 		snprintf(path, sizeof(path), "/sys/class/nvme/%s", de->d_name);
 		nd = opendir(path);
@@ -363,6 +386,14 @@ static bool find_by_serial(const char *serial, char *ctrl, size_t clen,
 				snprintf(ns, nlen, "%s", ne->d_name);
 			else
 				continue;
+			if (nsid > 0) {
+				snprintf(path, sizeof(path),
+					 "/sys/class/nvme/%s/%s/nsid",
+					 de->d_name, ne->d_name);
+				if (!read_attr(path, buf, sizeof(buf)) ||
+				    strtol(buf, NULL, 10) != nsid)
+					continue;
+			}
 			snprintf(ctrl, clen, "%s", de->d_name);
 			found = true;
 			break;
@@ -373,6 +404,110 @@ static bool find_by_serial(const char *serial, char *ctrl, size_t clen,
 	return found;
 }
 
+/*
+ * The controllers reaching a namespace, each with a descriptor of its
+ * /dev/nvmeN kept open between samples. A multipath head lists its path
+ * nodes nvmeXcYnZ under /sys/block/HEAD/multipath/: controller nvmeY
+ * reaches it. Without that folder (no multipath) the namespace's own
+ * controller alone.
+ */
+#define MAX_CTRLS	16
+
+struct ctrl_fd {
+	char name[64];
+	int fd;
+	bool seen;
+};
+
+static struct ctrl_fd cfds[MAX_CTRLS];
+static int nr_cfds;
+
+static void close_ctrls(bool all)
+{
+	int i, j = 0;
+
+	for (i = 0; i < nr_cfds; i++) {
+		if (all || !cfds[i].seen) {
+			if (cfds[i].fd >= 0)
+				close(cfds[i].fd);
+			continue;
+		}
+		cfds[j++] = cfds[i];
+	}
+	nr_cfds = j;
+}
+
+/* Get Features 06h on controller @name, its descriptor opened (again) */
+static int ctrl_wce(const char *name)
+{
+	char path[128];
+	int i, v;
+
+	for (i = 0; i < nr_cfds && strcmp(cfds[i].name, name); i++)
+		;
+	if (i == nr_cfds) {
+		if (nr_cfds == MAX_CTRLS)
+			return -1;
+		snprintf(cfds[i].name, sizeof(cfds[i].name), "%s", name);
+		cfds[i].fd = -1;
+		nr_cfds++;
+	}
+	cfds[i].seen = true;
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	if (cfds[i].fd < 0)
+		cfds[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+	v = get_wce(cfds[i].fd);
+	if (v < 0 && cfds[i].fd >= 0) {
+		/* a controller gone and back under the same name */
+		close(cfds[i].fd);
+		cfds[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+		v = get_wce(cfds[i].fd);
+	}
+	return v;
+}
+
+/*
+ * Is any controller reaching @ns WCE=1? 1 when one says so, 0 when every
+ * one says WCE=0, -1 (unknown) when none says 1 and one could not be asked
+ * (or none was found, or the descriptors are let go: SIGUSR1).
+ */
+static int any_wce(const char *ns, const char *ctrl)
+{
+	char path[400];
+	struct dirent *de;
+	int i, v, res = 0, n = 0;
+	DIR *d;
+
+	if (ctrl_paused)
+		return -1;
+	for (i = 0; i < nr_cfds; i++)
+		cfds[i].seen = false;
+	snprintf(path, sizeof(path), "/sys/block/%s/multipath", ns);
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			int a, b, c;
+			char name[32];
+
+			if (sscanf(de->d_name, "nvme%dc%dn%d", &a, &b, &c) != 3)
+				continue;
+			snprintf(name, sizeof(name), "nvme%d", b);
+			n++;
+			v = ctrl_wce(name);
+			if (v == 1)
+				res = 1;
+			else if (v < 0 && res == 0)
+				res = -1;
+		}
+		closedir(d);
+	} else if (ctrl[0]) {
+		n++;
+		res = ctrl_wce(ctrl);
+	}
+	close_ctrls(false);
+	return n ? res : -1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -380,14 +515,35 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int do_soak(const char *serial, long duration_ms, long limit_ms,
-		   long period_us)
+/* a window ends at @t: its length kept, reported when beyond @limit_ms */
+static void end_window(double **win, long *nwin, long *cap, double t0,
+		       double start, double t, long limit_ms, long *outside)
+{
+	if (*nwin == *cap) {
+		double *n = realloc(*win, (*cap + 1024) * sizeof(*n));
+
+		if (n) {
+			*win = n;
+			*cap += 1024;
+		}
+	}
+	if (*nwin < *cap)
+		(*win)[(*nwin)++] = t - start;
+	if (t - start > limit_ms) {
+		(*outside)++;
+		printf("WCS window at=%.3f len=%.3f\n", (t0 + start) / 1e3,
+		       t - start);
+	}
+}
+
+static int do_soak(const char *serial, long nsid, long duration_ms,
+		   long limit_ms, long period_us)
 {
 	long samples = 0, wb = 0, wt = 0, absent = 0, unknown = 0, unsafe = 0;
-	long outside = 0, k = 0, nwin = 0, cap = 0;
-	double t0, t, win_start = -1, retry = 0, *win = NULL;
-	char ctrl[300], ns[300], path[700];
-	int fd = -1, cfd = -1, s;
+	long outside = 0, k = 0, nwin = 0, cap = 0, paused = 0;
+	double t0, t, prev = 0, gap = 0, win_start = -1, retry = 0, *win = NULL;
+	char ctrl[300] = "", ns[300], path[700];
+	int fd = -1, s, w;
 	struct sigaction sa = { .sa_handler = on_signal }, su = { .sa_handler = on_usr };
 	struct timespec start;
 
@@ -399,14 +555,15 @@ static int do_soak(const char *serial, long duration_ms, long limit_ms,
 	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
 	do {
 		t = now_ms() - t0;
+		if (samples && t - prev > gap)
+			gap = t - prev;
+		prev = t;
 		samples++;
-		if (ctrl_paused && cfd >= 0) {
-			close(cfd);
-			cfd = -1;
-		}
+		if (ctrl_paused && nr_cfds)
+			close_ctrls(true);
 		if (fd < 0 && t >= retry) {
 			retry = t + 20;
-			if (find_by_serial(serial, ctrl, sizeof(ctrl), ns,
+			if (find_by_serial(serial, nsid, ctrl, sizeof(ctrl), ns,
 					   sizeof(ns))) {
 				snprintf(path, sizeof(path),
 					 "/sys/block/%s/queue/write_cache", ns);
@@ -417,62 +574,52 @@ static int do_soak(const char *serial, long duration_ms, long limit_ms,
 		if (s == WC_ERR && fd >= 0) {
 			close(fd);
 			fd = -1;
-			if (cfd >= 0)
-				close(cfd);
-			cfd = -1;
-		}
-		if (s == WC_THROUGH && cfd < 0 && !ctrl_paused) {
-			snprintf(path, sizeof(path), "/dev/%s", ctrl);
-			cfd = open(path, O_RDONLY | O_CLOEXEC);
+			close_ctrls(true);
 		}
 		if (s == WC_ERR) {
-			absent++;
+			absent++;	/* neither ends nor opens a window */
 		} else if (s == WC_BACK) {
 			wb++;
+			if (win_start >= 0)
+				end_window(&win, &nwin, &cap, t0, win_start, t,
+					   limit_ms, &outside);
+			win_start = -1;
 		} else {
 			wt++;
-			if (cfd < 0) {
-				unknown++;
-			} else if (get_wce(cfd) == 1 && read_wc(fd) == WC_THROUGH) {
+			w = any_wce(ns, ctrl);
+			if (w < 0) {
+				unknown++;	/* neither ends nor opens one */
+				paused += ctrl_paused != 0;
+			} else if (w == 1 && read_wc(fd) == WC_THROUGH) {
 				unsafe++;
 				if (win_start < 0)
 					win_start = t;
-				if (t - win_start > limit_ms)
-					outside++;
-				tick(&start, ++k, period_us);
-				continue;
+			} else if (win_start >= 0) {
+				end_window(&win, &nwin, &cap, t0, win_start, t,
+					   limit_ms, &outside);
+				win_start = -1;
 			}
-		}
-		if (win_start >= 0) {	/* a window ends */
-			if (nwin == cap) {
-				double *n = realloc(win, (cap + 1024) * sizeof(*n));
-
-				if (n) {
-					win = n;
-					cap += 1024;
-				}
-			}
-			if (nwin < cap)
-				win[nwin++] = t - win_start;
-			if (t - win_start > limit_ms)
-				printf("WCS window at=%.3f len=%.3f\n",
-				       (t0 + win_start) / 1e3, t - win_start);
-			win_start = -1;
 		}
 		tick(&start, ++k, period_us);
 	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
+	t = now_ms() - t0;
+	if (win_start >= 0 && t - win_start > limit_ms) {
+		outside++;
+		printf("WCS window at=%.3f len=%.3f open=1\n",
+		       (t0 + win_start) / 1e3, t - win_start);
+	}
 	if (nwin)
 		qsort(win, nwin, sizeof(*win), cmp_double);
-	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld absent=%ld unknown=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d spin=%d\n",
-	       now_ms() - t0, samples, wb, wt, absent, unknown, unsafe, nwin,
+	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld absent=%ld unknown=%ld paused=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d max_gap=%.3f spin=%d ns=%s\n",
+	       t, samples, wb, wt, absent, unknown, paused, unsafe, nwin,
 	       nwin ? win[nwin / 2] : 0.0,
 	       nwin ? win[(nwin * 99) / 100 < nwin ? (nwin * 99) / 100 : nwin - 1] : 0.0,
-	       nwin ? win[nwin - 1] : 0.0, outside, win_start >= 0, spinning);
+	       nwin ? win[nwin - 1] : 0.0, outside, win_start >= 0, gap,
+	       spinning, ns[0] && fd >= 0 ? ns : "-");
 	free(win);
 	if (fd >= 0)
 		close(fd);
-	if (cfd >= 0)
-		close(cfd);
+	close_ctrls(true);
 	return outside ? 1 : 0;
 }
 
@@ -480,7 +627,7 @@ int main(int argc, char **argv)
 {
 	const char *ns = NULL, *ctrl = NULL, *mode, *serial = NULL;
 	long timeout_ms = 5000, duration_ms = 400, period_us = 1000;
-	long limit_ms = 1000;
+	long limit_ms = 1000, nsid = 0;
 	int expect = WC_ERR, opt;
 	bool quiet = false;
 
@@ -491,10 +638,13 @@ int main(int argc, char **argv)
 	argc--;
 	if (!strcmp(mode, "soak"))
 		duration_ms = 0;
-	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:qs:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:qs:l:N:")) != -1) {
 		switch (opt) {
 		case 's':
 			serial = optarg;
+			break;
+		case 'N':
+			nsid = strtol(optarg, NULL, 10);
 			break;
 		case 'l':
 			limit_ms = strtol(optarg, NULL, 10);
@@ -527,7 +677,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "soak")) {
 		if (!serial || period_us <= 0 || duration_ms < 0 || limit_ms <= 0)
 			return usage();
-		return do_soak(serial, duration_ms, limit_ms, period_us);
+		return do_soak(serial, nsid, duration_ms, limit_ms, period_us);
 	}
 	if (!ns || period_us <= 0)
 		return usage();
