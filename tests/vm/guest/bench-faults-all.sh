@@ -14,9 +14,5 @@
 # (saved as bench/results/faults-all-<kernel>.txt): its table and any
 # failed run, as BENCH lines.
 export VWC_FAULTS=all
-sh /vwc/cases/faults.sh | while IFS= read -r l; do
-	echo "$l"
-	case $l in
-	VWC-INFO:* | VWC-TEST:\ FAIL*) echo "BENCH: ${l#VWC-*: }" ;;
-	esac
-done
+. /vwc/guest/lib.sh
+bench_case faults FAIL

@@ -13,9 +13,5 @@
 #   bench/run.sh -s -k 6.1-generic soak-30min
 # (saved as bench/results/soak-30min-<kernel>.txt).
 export VWC_SOAK_S=${VWC_SOAK_S:-1800}
-sh /vwc/cases/soak.sh | while IFS= read -r l; do
-	echo "$l"
-	case $l in
-	VWC-INFO:* | VWC-TEST:\ PASS*) echo "BENCH: ${l#VWC-*: }" ;;
-	esac
-done
+. /vwc/guest/lib.sh
+bench_case soak PASS

@@ -240,3 +240,14 @@ dsm_wce1_bytes() {
 }
 # ns_nsid NS: the namespace ID of block device NS
 ns_nsid() { cat "/sys/block/$1/nsid" 2>/dev/null || cat "/sys/block/$1/device/nsid" 2>/dev/null || echo 1; }
+# bench_case CASE KIND: run VM case CASE (/vwc/cases/CASE.sh), its lines
+# as they come, each INFO line and each check of KIND (PASS or FAIL) also
+# as a BENCH line (bench/run.sh saves those)
+bench_case() {
+	sh "/vwc/cases/$1.sh" | while IFS= read -r _l; do
+		echo "$_l"
+		case $_l in
+		VWC-INFO:* | "VWC-TEST: $2"*) echo "BENCH: ${_l#VWC-*: }" ;;
+		esac
+	done
+}
