@@ -201,10 +201,17 @@ int cmd_set_cache(int argc, char **argv)
 
 		if (!c->wanted || c->err)
 			continue;
-		if (c->facts.present != VWC_TRI_YES) {
+		if (c->facts.present == VWC_TRI_NO) {
 			vwc_run_add_error(&r, c->name,
 					  "no volatile write cache to %s",
 					  on ? "enable" : "disable");
+			continue;
+		}
+		if (c->facts.present != VWC_TRI_YES) {
+			/* Identify Controller failed: nothing is known of it */
+			vwc_run_add_error(&r, c->name,
+					  "not %s: whether it has a volatile write cache is unknown (Identify Controller failed); nothing changed",
+					  on ? "enabled" : "disabled");
 			continue;
 		}
 		if (on)
