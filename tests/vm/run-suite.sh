@@ -161,11 +161,16 @@ done
 # each run's total for the next suite's order (runs of this one replace
 # their earlier lines)
 new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
+# (two suites may end at once, a lane's beside another's: one at a time
+# under the file's lock)
 if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
-	if { [ ! -s "$TIMES" ] || awk 'NR == FNR { seen[$1 " " $2] = 1; next } !(($1 " " $2) in seen)' <(echo "$new") "$TIMES"
-		echo "$new"; } >"$TIMES.new" 2>/dev/null; then
-		mv "$TIMES.new" "$TIMES"
-	fi
+	(
+		flock 9
+		if { [ ! -s "$TIMES" ] || awk 'NR == FNR { seen[$1 " " $2] = 1; next } !(($1 " " $2) in seen)' <(echo "$new") "$TIMES"
+			echo "$new"; } >"$TIMES.new" 2>/dev/null; then
+			mv "$TIMES.new" "$TIMES"
+		fi
+	) 9>>"$TIMES.lock" 2>/dev/null || true
 fi
 echo "vm: suite took $(($(date +%s) - suite_t0))s; logs in $LOGDIR"
 cat "$resdir"/names.* 2>/dev/null >"$LOGDIR/checks.txt" || true
