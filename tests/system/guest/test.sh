@@ -200,7 +200,8 @@ check_no_new_failed() {
 is_wt() { [ "$(wcache "$1")" = "write through" ]; }
 is_wb() { [ "$(wcache "$1")" = "write back" ]; }
 svc() { systemctl show -P "$1" nvme-vwc-sync.service; }
-records() { find /run/nvme-vwc-sync -type f 2>/dev/null | sort; }
+# (the sidecar's pid file, watch/PID, goes with its process: not a record)
+records() { find /run/nvme-vwc-sync -type f -not -path '/run/nvme-vwc-sync/watch/*' 2>/dev/null | sort; }
 # the kernel's name of a block device node or tag (UUID=...), e.g. dm-0
 kname() { basename "$(readlink -f "$(findfs "$1" 2>/dev/null || echo "$1")")"; }
 # root_disk: the disk under / (through partitions and LVs)
