@@ -257,9 +257,10 @@ not_run() {
 }
 run() {
 	local name=$1 m title=$3 used t0 rc=0 f0=$failed
-	m=$(may "$1" "$2")
+	m=$2
 	shift 3
 	wanted "$name" || return 0
+	m=$(may "$name" "$m")
 	step "$name ($title)"
 	used=$((SECONDS / 60))
 	if [ $((used + m)) -gt "$BUDGET_MIN" ]; then
