@@ -108,7 +108,7 @@ _Static_assert(sizeof(commands) / sizeof(commands[0]) ==
 #define VWC_PLUGIN_COMMAND(verb, ident, summary, opts, where)	\
 static struct command vwc_##ident##_command = {				\
 	.name = verb,							\
-	.help = summary,						\
+	.help = VWC_PLUGIN_SUMMARY(summary, where),			\
 	.fn = vwc_##ident##_cmd,					\
 };
 

@@ -29,8 +29,9 @@
 #include "src/core/verbs.h"
 #include "vwc-config.h"
 
+/* a standalone verb's line in "nvme vwc --help" says where it is served */
 #define VWC_PLUGIN_ENTRY(name, ident, summary, opts, where) \
-	ENTRY(name, summary, vwc_##ident##_cmd)
+	ENTRY(name, VWC_PLUGIN_SUMMARY(summary, where), vwc_##ident##_cmd)
 
 PLUGIN(NAME("vwc", VWC_PLUGIN_DESC, VWC_VERSION),
 	COMMAND_LIST(

@@ -60,4 +60,11 @@
 #define VWC_WHERE_both(both_x, standalone_x)		both_x
 #define VWC_WHERE_standalone(both_x, standalone_x)	standalone_x
 
+/*
+ * VWC_PLUGIN_SUMMARY(summary, where): a verb's line in "nvme vwc --help";
+ * a standalone verb's names the binary that serves it.
+ */
+#define VWC_PLUGIN_SUMMARY(summary, where) \
+	VWC_WHERE(where, summary, "(nvme-vwc-sync only) " summary)
+
 #endif
