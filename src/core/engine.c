@@ -272,18 +272,19 @@ out:
 		 vwc_reason_str(c->decision.reason));
 }
 
-void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
+int vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
 {
 	bool wce;
 	int fd, ret;
 
 	if (!c->probed || c->err || c->facts.present != VWC_TRI_YES)
-		return;
+		return 0;
 	c->facts.wce = VWC_TRI_UNKNOWN;
 	forget_reach(c);
 	fd = vwc_ctrl_fd(c);
 	if (fd < 0) {
 		note(c, "open", fd);
+		ret = fd;
 	} else {
 		ret = vwc_nvme_get_wce(fd, &wce);
 		if (ret)
@@ -297,6 +298,7 @@ void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c)
 	vwc_info("%s: wce=%s -> %s (%s)", c->name,
 		 vwc_tri_wce_str(c->facts.wce), vwc_mode_str(c->decision.mode),
 		 vwc_reason_str(c->decision.reason));
+	return ret;
 }
 
 int vwc_run_rescan(struct vwc_run *r)
@@ -390,8 +392,8 @@ static void recheck(struct vwc_run *r)
 	}
 	/* only WCE can have changed since the probe: read just that */
 	for (i = 0; i < t->nr_ctrls; i++)
-		if (again[i])
-			vwc_probe_ctrl_wce(r, &t->ctrls[i]);
+		if (again[i] && vwc_probe_ctrl_wce(r, &t->ctrls[i]))
+			r->nr_failed++;
 	free(again);
 	vwc_topo_link_reach(t);
 	for (i = 0; i < t->nr_ns; i++) {
@@ -555,9 +557,12 @@ int vwc_run_apply(struct vwc_run *r)
 			unsigned long gen = vwc_blk_wb_gen();
 
 			/* only WCE can have changed since the probe */
+			/* one that cannot be read stays write back, and the
+			 * run says that it did not do all it should */
 			for (j = 0; j < t->nr_ctrls; j++)
-				if (again[j])
-					vwc_probe_ctrl_wce(r, &t->ctrls[j]);
+				if (again[j] &&
+				    vwc_probe_ctrl_wce(r, &t->ctrls[j]))
+					failed++;
 			vwc_topo_link_reach(t);
 			for (i = 0, n = 0; i < t->nr_ns; i++) {
 				if (!later[i])

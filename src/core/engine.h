@@ -145,8 +145,11 @@ void vwc_ctrl_fd_put(const struct vwc_ctrl *c, int fd);
  *
  * One Get Features 06h, sent only to a controller that reported a cache;
  * a failure leaves WCE unknown (write-back). The decision is recomputed.
+ *
+ * Return: 0 (also when nothing was sent), or the negative error of the
+ * open or the command: the caller counts it as a failure of its run.
  */
-void vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c);
+int vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c);
 
 /**
  * vwc_run_rescan() - discover the topology again, keeping the run

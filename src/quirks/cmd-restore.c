@@ -159,13 +159,17 @@ int cmd_restore(int argc, char **argv)
 				failed++;
 				continue;
 			}
+			/* a controller that cannot be read keeps it in write
+			 * back, and the run says so in its exit status */
 			for (j = 0; j < ns->nr_ctrl; j++)
-				vwc_probe_ctrl_wce(&r, &r.topo.ctrls[ns->ctrl[j]]);
+				failed += !!vwc_probe_ctrl_wce(&r,
+						&r.topo.ctrls[ns->ctrl[j]]);
 			failed += restore_ns(ns, false, allows_wt(&r, ns),
 					     o.quiet);
 			/* WCE once more, as the engine's recheck() does */
 			for (j = 0; j < ns->nr_ctrl; j++)
-				vwc_probe_ctrl_wce(&r, &r.topo.ctrls[ns->ctrl[j]]);
+				failed += !!vwc_probe_ctrl_wce(&r,
+						&r.topo.ctrls[ns->ctrl[j]]);
 			if (!allows_wt(&r, ns)) {
 				vwc_warn("%s: cache state changed during the run; back to write back",
 					 ns->name);

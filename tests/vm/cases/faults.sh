@@ -24,6 +24,10 @@
 #     the fault ended is started again first (systemd's Restart=, or the
 #     admin's start after a stop) and must put things right within 5 s;
 #   - the writers' lock and the quirks lock free (flock -n);
+#   - a command that exits 0 after its step was reached has done its job
+#     (sync: each namespace in its mode; set-cache: WCE and the mode
+#     changed; quirks: Write Zeroes off; restore: on again): a fault
+#     that kept the job from being done shows in the exit status;
 #   - the same command run again without a fault exits 0 (the sidecar:
 #     follows a WCE toggle both ways and stops with 0);
 #   - a sidecar that lives through its fault puts the namespace in write
@@ -103,6 +107,18 @@ pre() {
 	restore) [ "$(wz0)" = 0 ] || $tool quirks "$(c0)" >/dev/null 2>&1 ;;
 	esac
 	wait_for - 30 all_bound
+}
+
+# goal CMD: what CMD is for is done (the state pre() left it to change)
+goal() {
+	case $1 in
+	sync) wc_is "$(n0)" "write through" && wc_is "$(n1)" "write back" ;;
+	setcache-off) wce_is "$(c1)" 0 && wc_is "$(n1)" "write through" ;;
+	setcache-on) wce_is "$(c0)" 1 && wc_is "$(n0)" "write back" ;;
+	quirks) [ "$(wz0)" = 0 ] ;;
+	restore) [ "$(wz0)" != 0 ] ;;
+	*) true ;;
+	esac
 }
 
 # safe: every namespace in write through has every controller reaching it
@@ -246,10 +262,15 @@ one() {
 			-e inject="$sc:$spec:when=$n" sig-default $(cmdline "$cmd") >$T/out 2>&1
 		rc=$?
 	fi
-	hit=0 recovered=0 unsafe=0 unbound=0 locked=0 nextf=0 why=
+	hit=0 recovered=0 unsafe=0 unbound=0 locked=0 nextf=0 lied=0 why=
 	[ "$cmd" = watch ] && [ "$stuck" = 1 ] &&
 		unsafe=1 why="the sidecar, alive, left $(n0) in write through 10 s after WCE=1;"
 	reached "$sc" "$n" && hit=1
+	# exit 0 says the job is done: a fault that kept it from being done
+	# must show in the exit status (the next run's success says nothing
+	# about this one's honesty)
+	[ "$cmd" != watch ] && [ "$rc" = 0 ] && [ $hit = 1 ] && ! wait_for - 5 goal "$cmd" &&
+		lied=1 why="$why exit 0 with the job not done;"
 	[ $hit = 1 ] || info "$cmd $kind $sc#$n not reached: Write Zeroes $w0 -> $(wz0); $(tail -n 2 $T/out | tr '\n' '|')"
 	# the designed recovery: rebind-guard after a SIGKILL of a rebind
 	case $kind.$cmd in
@@ -289,10 +310,10 @@ one() {
 		$(cmdline "$cmd") >$T/next.out 2>&1 || { nextf=1 why="$why next:exit$?:$(tail -n 2 $T/next.out | tr '\n' '|')"; }
 	fi
 	safe || { unsafe=1 why="$why unsafe-after-next:$(unsafe_list)"; }
-	echo "$cmd $kind $sc#$n $hit $unsafe $unbound $locked $nextf $recovered" >>$T/table
+	echo "$cmd $kind $sc#$n $hit $unsafe $unbound $locked $nextf $recovered $lied" >>$T/table
 	name="$cmd: $kind at $sc #$n (exit $rc, $(($(date +%s) - st)) s$([ $hit = 1 ] || echo ', not reached'))"
-	if [ "$unsafe$unbound$locked$nextf" = 0000 ]; then
-		pass "$name: safe, bound, locks free, next run ok"
+	if [ "$unsafe$unbound$locked$nextf$lied" = 00000 ]; then
+		pass "$name: safe, bound, locks free, exit status true, next run ok"
 	else
 		fail "$name" "$why; $(tail -n 3 $T/out $T/w.log 2>/dev/null | tr '\n' '|')"
 		# the next run starts from a sound state
@@ -341,16 +362,16 @@ hits=$(awk '{ h += $4 } END { print h + 0 }' $T/table)
 runs_n=$(command wc -l <$T/table)
 fact check_cmd "faults reached in at least 80 % of the runs ($hits of $runs_n)" test $((hits * 5)) -ge $((runs_n * 4))
 # the table
-info "command       fault   runs steps  hit unsafe unbound locked next-failed recovered"
+info "command       fault   runs steps  hit unsafe unbound locked next-failed recovered exit0-undone"
 for cmd in $CMDS; do
 	for kind in $KINDS; do
 		awk -v c="$cmd" -v k="$kind" '
-			$1 == c && $2 == k { r++; st[$3] = 1; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9 }
+			$1 == c && $2 == k { r++; st[$3] = 1; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10 }
 			END { if (r) { ns = 0; for (s in st) ns++
-				printf "%-13s %-7s %4d %5d %4d %6d %7d %6d %11d %9d\n", c, k, r, ns, h, u, b, l, nf, rc } }' $T/table
+				printf "%-13s %-7s %4d %5d %4d %6d %7d %6d %11d %9d %12d\n", c, k, r, ns, h, u, b, l, nf, rc, li } }' $T/table
 	done
 done | while IFS= read -r l; do info "$l"; done
-awk '{ r++; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9 }
-	END { printf "%-13s %-7s %4d %5s %4d %6d %7d %6d %11d %9d\n", "all", "", r, "", h, u, b, l, nf, rc }' $T/table |
+awk '{ r++; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10 }
+	END { printf "%-13s %-7s %4d %5s %4d %6d %7d %6d %11d %9d %12d\n", "all", "", r, "", h, u, b, l, nf, rc, li }' $T/table |
 	while IFS= read -r l; do info "$l"; done
 finish

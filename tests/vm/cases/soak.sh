@@ -608,13 +608,19 @@ for v in "$S:$res:$src" "$HP (hot-added):$hres:$hsrc" "$SH (shared namespace):$s
 	esac
 done
 # every sampler's drive was toggled: a sampler with no window proves
-# nothing unless WCE=1 came while it watched
-[ "$((n_set + n_fd + n_uring))" -gt 0 ] && pass "soak: $S's WCE toggled ($n_set nvme-cli, $n_fd held descriptor, $n_uring io_uring)" ||
-	fail "soak: $S's WCE toggled" "none took effect"
-[ "$n_hp_tog" -gt 0 ] && pass "soak: $HP's WCE toggled from write through ($n_hp_tog)" ||
-	fail "soak: $HP's WCE toggled from write through" "$n_hp_tog_fail attempts, none took effect"
-[ "$n_join" -gt 0 ] && pass "soak: $SH's WCE=1 controller left and joined the write-through shared namespace ($n_join)" ||
-	fail "soak: $SH's WCE=1 controller left and joined the write-through shared namespace" "$n_join done, $n_join_wb still write back while gone, $n_join_fail not back"
+# nothing unless WCE=1 came while it watched: the harness's count says
+# the toggles were done, the sampler's "rises" (write through followed by
+# write back, in its own samples) that it saw them happen
+r_s=$(fig " $res" rises) r_hp=$(fig " $hres" rises) r_sh=$(fig " $shres" rises)
+[ "$((n_set + n_fd + n_uring))" -gt 0 ] && [ "${r_s:-0}" -gt 0 ] &&
+	pass "soak: $S's WCE toggled ($n_set nvme-cli, $n_fd held descriptor, $n_uring io_uring), the sampler saw ${r_s:-none} rise(s) to write back" ||
+	fail "soak: $S's WCE toggled, seen by its sampler" "toggles $((n_set + n_fd + n_uring)), rises seen ${r_s:-none}"
+[ "$n_hp_tog" -gt 0 ] && [ "${r_hp:-0}" -gt 0 ] &&
+	pass "soak: $HP's WCE toggled from write through ($n_hp_tog), the sampler saw ${r_hp:-none} rise(s)" ||
+	fail "soak: $HP's WCE toggled from write through, seen by its sampler" "$n_hp_tog done, $n_hp_tog_fail not; rises seen ${r_hp:-none}"
+[ "$n_join" -gt 0 ] && [ "${r_sh:-0}" -gt 0 ] &&
+	pass "soak: $SH's WCE=1 controller left and joined the write-through shared namespace ($n_join), the sampler saw ${r_sh:-none} rise(s)" ||
+	fail "soak: $SH's WCE=1 controller left and joined the write-through shared namespace, seen by its sampler" "$n_join done, $n_join_wb still write back while gone, $n_join_fail not back; rises seen ${r_sh:-none}"
 # unknown samples (write through, WCE not readable: a reset, a path
 # going, the descriptors let go for rmmod) prove nothing either way:
 # bounded, those of the rmmod pauses (by the harness's design, up to 5 s

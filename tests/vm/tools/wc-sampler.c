@@ -51,7 +51,7 @@
  *     open at the end too. SIGUSR1 closes the controllers' descriptors (so
  *     that `rmmod nvme` is not refused because of them) until SIGUSR2.
  *     Until SIGTERM when DURATION_MS is 0 (default). Prints:
- *       WCS soak ms=120000 samples=.. wb=.. wt=.. absent=.. unknown=..
+ *       WCS soak ms=120000 samples=.. wb=.. wt=.. rises=.. absent=.. unknown=..
  *           paused=.. unsafe=.. windows=N p50=.. p99=.. max=.. outside=0
  *           open_window=0 max_gap=MS spin=0 ns=NS
  *     (window figures in ms, from the first unsafe sample to the first
@@ -409,7 +409,7 @@ static bool find_by_serial(const char *serial, long nsid, char *ctrl,
  * /dev/nvmeN kept open between samples. A multipath head lists its path
  * nodes nvmeXcYnZ under /sys/block/HEAD/multipath/: controller nvmeY
  * reaches it. Without that folder (no multipath) the namespace's own
- * controller alone.
+ * controller alone; unknown once the folder was seen and is gone.
  */
 #define MAX_CTRLS	16
 
@@ -473,6 +473,12 @@ static int ctrl_wce(const char *name)
  */
 static int any_wce(const char *ns, const char *ctrl)
 {
+	/*
+	 * Once a multipath folder was seen, its absence (the head going
+	 * away and coming back, a name looked up mid-change) is unknown, not
+	 * "the one controller": another controller may reach the namespace.
+	 */
+	static bool had_multipath;
 	char path[400];
 	struct dirent *de;
 	int i, v, res = 0, n = 0;
@@ -500,7 +506,8 @@ static int any_wce(const char *ns, const char *ctrl)
 				res = -1;
 		}
 		closedir(d);
-	} else if (ctrl[0]) {
+		had_multipath = true;
+	} else if (ctrl[0] && !had_multipath) {
 		n++;
 		res = ctrl_wce(ctrl);
 	}
@@ -540,10 +547,10 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 		   long limit_ms, long period_us)
 {
 	long samples = 0, wb = 0, wt = 0, absent = 0, unknown = 0, unsafe = 0;
-	long outside = 0, k = 0, nwin = 0, cap = 0, paused = 0;
+	long outside = 0, k = 0, nwin = 0, cap = 0, paused = 0, rises = 0;
 	double t0, t, prev = 0, gap = 0, win_start = -1, retry = 0, *win = NULL;
 	char ctrl[300] = "", ns[300], path[700];
-	int fd = -1, s, w;
+	int fd = -1, s, w, last = WC_ERR;
 	struct sigaction sa = { .sa_handler = on_signal }, su = { .sa_handler = on_usr };
 	struct timespec start;
 
@@ -580,6 +587,7 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 			absent++;	/* neither ends nor opens a window */
 		} else if (s == WC_BACK) {
 			wb++;
+			rises += last == WC_THROUGH;
 			if (win_start >= 0)
 				end_window(&win, &nwin, &cap, t0, win_start, t,
 					   limit_ms, &outside);
@@ -600,6 +608,10 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 				win_start = -1;
 			}
 		}
+		if (s != WC_ERR)
+			last = s;
+		if (s != WC_ERR)
+			last = s;
 		tick(&start, ++k, period_us);
 	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
 	t = now_ms() - t0;
@@ -610,8 +622,8 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 	}
 	if (nwin)
 		qsort(win, nwin, sizeof(*win), cmp_double);
-	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld absent=%ld unknown=%ld paused=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d max_gap=%.3f spin=%d ns=%s\n",
-	       t, samples, wb, wt, absent, unknown, paused, unsafe, nwin,
+	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld rises=%ld absent=%ld unknown=%ld paused=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d max_gap=%.3f spin=%d ns=%s\n",
+	       t, samples, wb, wt, rises, absent, unknown, paused, unsafe, nwin,
 	       nwin ? win[nwin / 2] : 0.0,
 	       nwin ? win[(nwin * 99) / 100 < nwin ? (nwin * 99) / 100 : nwin - 1] : 0.0,
 	       nwin ? win[nwin - 1] : 0.0, outside, win_start >= 0, gap,
