@@ -150,7 +150,24 @@ static int forged_child(const char *dir, const char *exe, int exec_other)
 		_exit(0);
 	}
 	close(p[0]);
-	usleep(300 * 1000);
+	/* the exec is done once /proc/PID/exe names another file (a fixed
+	 * sleep was not enough on a loaded machine) */
+	if (exec_other) {
+		char link[64], self[600] = "", other[600] = "";
+		int i;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+			self[0] = '\0';
+		for (i = 0; i < 1000; i++) {
+			ssize_t n = readlink(link, other, sizeof(other) - 1);
+
+			other[n > 0 ? n : 0] = '\0';
+			if (n > 0 && strcmp(other, self))
+				break;
+			usleep(10 * 1000);
+		}
+	}
 	snprintf(path, sizeof(path), "%s/watch/%d", dir, (int)pid);
 	f = fopen(path, "w");
 	if (f && !vwc_proc_ident(pid, &id)) {
