@@ -80,6 +80,17 @@ fi
 suite_t0=$(date +%s)
 mkdir -p "$LOGDIR"
 bash "$HERE/kernels.sh" "${!tags[@]}"
+# the fixtures the cases name ("# vm: fixture NAME"), for their kernels
+declare -A fx_tags=()
+for r in "${runs[@]}"; do
+	for fx in $(sed -n 's/^# vm: fixture[[:space:]]*//p' "${r#* }"); do
+		fx_tags[$fx]="${fx_tags[$fx]:-} ${r%% *}"
+	done
+done
+for fx in "${!fx_tags[@]}"; do
+	# shellcheck disable=SC2086 # the tags, one word each
+	bash "$HERE/fixture-$fx.sh" $(printf '%s\n' ${fx_tags[$fx]} | sort -u)
+done
 bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 
 # one_run RUN NAMES: boot one case on one kernel; its report lines go to
