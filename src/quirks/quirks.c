@@ -22,6 +22,8 @@
 #include "quirks.h"
 #include "sigdefer.h"
 #include "topo.h"
+#include "wz-ignored.h"
+#include "wz-settle.h"
 #include "wz-unmap.h"
 
 /* progress for the admin; --quiet (udev) keeps only errors, on stderr */
@@ -101,14 +103,18 @@ static int free_from_lvm(struct vwc_nslist *l,
 }
 
 /*
- * The dynamic ID, the rebind, and what was deactivated for it (@lvs)
- * activated again, also when it failed (@lvm_r: that activation's
- * result). Return: 0 or -errno, the rebind's.
+ * The dynamic ID, the rebind, Write Zeroes read back (undone where the
+ * kernel ignores the quirk: wz-settle.h), and what was deactivated for it
+ * (@lvs) activated again after all that, also when it failed (@lvm_r:
+ * that activation's result). Return: 0 or -errno, the rebind's or the
+ * read back's.
  */
 static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 			     int nr_ns, struct vwc_lvm_set *lvs,
+			     const struct vwc_quirks_opts *qo,
 			     unsigned long val, int *lvm_r)
 {
+	bool recreated = false;
 	int r = vwc_dynid_add(d, val);
 
 	if (r) {
@@ -124,6 +130,12 @@ static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 		if (!vwc_dynid_bind_retry(d->addr, d->label))
 			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
 				d->label);
+	} else {
+		/* before the logical volumes come back: an undo needs the
+		 * drive as free as the rebind had it */
+		r = vwc_wz_settle(d, qo, val, true, &recreated);
+		if (r && recreated && d->ctrl[0])
+			resync_later(d->ctrl);
 	}
 	/* what was deactivated for the rebind, on the re-created namespaces */
 	*lvm_r = vwc_lvm_activate(lvs);
@@ -133,15 +145,21 @@ static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 /* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
 static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 {
-	char why[800], kq[512], before[512], after[512], what[160];
+	char why[1200], kq[512], before[512], after[512], what[160];
 	struct vwc_holds h = { .n = 0 };
 	static struct vwc_lvm_set lvs;
 	unsigned long val = 0;
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
-	bool already;
+	bool already, recreated = false;
 	int r, wz, busy, lvm_r = 0;
 
 	lvs.n = 0;
+	if (qo->automatic && vwc_wz_marked(d->addr, why, sizeof(why))) {
+		/* found in this boot, said then: no rebind at every event */
+		vwc_notice("%s: left alone (found by quirks in this boot; an explicit quirks run tries again): %s",
+			   d->label, why);
+		return 0;
+	}
 
 	if (qo->automatic && vwc_dynid_held_back(d->addr)) {
 		out(qo, "  %s: handed back by 'restore' in this boot; left alone until the next boot or an explicit quirks run\n",
@@ -190,6 +208,11 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			if (vwc_dynid_wait_ctrl(d, 1, 30000))
 				vwc_warn("%s: bound, but no live controller with a namespace after 30 s",
 					 d->label);
+			r = vwc_wz_settle(d, qo, val, true, &recreated);
+			if (r && recreated && d->ctrl[0])
+				resync_later(d->ctrl);
+			if (r)
+				return r;
 			goto verify;
 		}
 	}
@@ -197,6 +220,18 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	vwc_dynid_wait_ctrl(d, 1, 10000);
 	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
 	r = want_value(d, &val, &already, why, sizeof(why));
+	if (!r && already && vwc_dynid_wz_enabled(&l) > 0) {
+		/* the quirk in force and Write Zeroes on: the kernel ignores
+		 * it; a dynamic ID of an earlier run is undone */
+		unsigned long rv = val;
+		bool ours = vwc_dynid_recorded(d->key, &rv);
+
+		r = vwc_wz_settle(d, qo, rv, ours, &recreated);
+		if (r && recreated && d->ctrl[0])
+			resync_later(d->ctrl);
+		if (r)
+			return r;
+	}
 	if (!r && already) {
 		out(qo, "  kernel already applies disable_write_zeroes (quirks: %s): nothing to do\n",
 		    vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
@@ -244,7 +279,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		vwc_holds_release(&h);
 		return 0;
 	}
-	r = rebind_with_dynid(d, &h, l.n, &lvs, val, &lvm_r);
+	r = rebind_with_dynid(d, &h, l.n, &lvs, qo, val, &lvm_r);
 	vwc_sig_release();
 	if (r)
 		return r;
