@@ -142,7 +142,11 @@ static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 	return r;
 }
 
-/* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
+/*
+ * The dynamic-ID step for one listed PCI function. Return 0, 1 left alone
+ * with nothing else to do for it (the kernel ignores the quirk there, as
+ * found in this boot), or -errno.
+ */
 static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 {
 	char why[1200], kq[512], before[512], after[512], what[160];
@@ -158,7 +162,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		/* found in this boot, said then: no rebind at every event */
 		vwc_notice("%s: left alone (found by quirks in this boot; an explicit quirks run tries again): %s",
 			   d->label, why);
-		return 0;
+		return 1;
 	}
 
 	if (qo->automatic && vwc_dynid_held_back(d->addr)) {
@@ -330,6 +334,8 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 		return -ENODEV;
 	}
 	r = apply_dev(&d, qo);
+	if (r > 0)
+		r = 0;
 	vwc_dynid_qlock_release();
 	if (resync_pending(qo) && !r)
 		r = -EIO;
@@ -647,6 +653,8 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 			continue;
 		}
 		rr = apply_dev(&d, qo);
+		if (rr > 0)
+			continue;	/* left alone: nothing else either */
 		if (rr) {
 			ret = rr;	/* refused or failed: nothing else */
 			continue;
