@@ -25,15 +25,17 @@
 # after it by run-vm.sh ("# vm: fixture wzsl"), so the kernel's unpacker
 # replaces those two files and /init loads them in their place.
 #
-# Tags: 6.1-generic (bookworm: the host's gcc 12 is the one its headers
-# name). 7.2-generic would need sid's compiler (a chroot): not made here.
+# Tags: 6.1-generic (bookworm: built on the host, whose gcc 12 is the one
+# its headers name) and 7.2-generic (sid: built in a minimal sid chroot
+# made by mmdebstrap with the headers and the compiler they name, cached
+# beside the result as chroot-sid, remade when the kernel changes).
 # Needs the tag fetched (tests/vm/kernels.sh TAG): its version file and the
 # suite's apt state that script keeps.
-# Usage: fixture-wzsl.sh [TAG...]   (default: 6.1-generic)
+# Usage: fixture-wzsl.sh [TAG...]   (default: 6.1-generic 7.2-generic)
 set -euo pipefail
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
-[ "$#" -gt 0 ] || set -- 6.1-generic
+[ "$#" -gt 0 ] || set -- 6.1-generic 7.2-generic
 
 log() { echo "fixture-wzsl: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -59,11 +61,34 @@ patch_core() {
 	[ "$n" = 2 ] || die "$f: $n of the 2 changes applied (the source is not the one this script knows)"
 }
 
+# chroot_for SUITE REL: $CACHE/fixtures/wzsl/chroot-SUITE, a minimal
+# chroot of SUITE with linux-headers-REL (and the compiler it depends on)
+chroot_for() {
+	local suite=$1 rel=$2 root=$CACHE/fixtures/wzsl/chroot-$1
+	if [ -d "$root/usr/src/linux-headers-$rel" ]; then
+		echo "$root"
+		return 0
+	fi
+	log "$suite: making a build chroot with linux-headers-$rel (mmdebstrap)"
+	rm -rf "$root.new"
+	mkdir -p "$(dirname "$root")"
+	# sid's Release reads as expired to a fresh apt: keep it valid
+	mmdebstrap --quiet --variant=minbase \
+		--aptopt='Acquire::Check-Valid-Until "false"' \
+		--include="linux-headers-$rel,make" \
+		"$suite" "$root.new" "$CACHE/apt/$suite/debian.sources" >&2 ||
+		die "$suite: mmdebstrap failed"
+	rm -rf "$root"
+	mv "$root.new" "$root"
+	echo "$root"
+}
+
 build() {
-	local tag=$1 suite rel dest apt work pkgver hdr
+	local tag=$1 suite rel dest apt work pkgver hdr how root series
 	case $tag in
-	6.1-generic) suite=bookworm ;;
-	*) die "no fixture for tag '$tag' (6.1-generic only)" ;;
+	6.1-generic) suite=bookworm how=host ;;
+	7.2-generic) suite=sid how=chroot ;;
+	*) die "no fixture for tag '$tag' (6.1-generic, 7.2-generic)" ;;
 	esac
 	[ -s "$CACHE/kernels/$tag/version" ] || die "$tag: not fetched (tests/vm/kernels.sh $tag)"
 	rel=$(cat "$CACHE/kernels/$tag/version")
@@ -85,17 +110,24 @@ build() {
 	pkgver=$(apt-cache "${opts[@]}" show --no-all-versions "linux-image-$rel" |
 		sed -n 's/^Version: //p' | head -n 1)
 	[ -n "$pkgver" ] || die "$tag: linux-image-$rel not in $suite"
-	log "$tag: downloading linux-source-${rel%%.0-*} $pkgver and the headers of $rel"
-	(cd "$work" && apt-get "${opts[@]}" download "linux-source-${rel%%.0-*}=$pkgver" \
-		"linux-headers-$rel=$pkgver" "linux-headers-${rel%-*}-common=$pkgver" \
-		"linux-kbuild-${rel%%.0-*}=$pkgver" >/dev/null)
-	mkdir "$work/root"
-	for deb in "$work"/linux-headers-*.deb "$work"/linux-kbuild-*.deb; do
-		dpkg-deb -x "$deb" "$work/root"
-	done
-	hdr=$work/root/usr/src/linux-headers-$rel
-	# its Makefile includes the common headers by absolute path
-	sed -i "s|^include /usr/src/|include $work/root/usr/src/|" "$hdr/Makefile"
+	series=$(echo "$pkgver" | cut -d. -f1,2)
+	log "$tag: downloading linux-source-$series $pkgver"
+	(cd "$work" && apt-get "${opts[@]}" download "linux-source-$series=$pkgver" >/dev/null)
+	if [ "$how" = host ]; then
+		log "$tag: downloading the headers of $rel"
+		(cd "$work" && apt-get "${opts[@]}" download "linux-headers-$rel=$pkgver" \
+			"linux-headers-${rel%-*}-common=$pkgver" \
+			"linux-kbuild-$series=$pkgver" >/dev/null)
+		mkdir "$work/root"
+		for deb in "$work"/linux-headers-*.deb "$work"/linux-kbuild-*.deb; do
+			dpkg-deb -x "$deb" "$work/root"
+		done
+		hdr=$work/root/usr/src/linux-headers-$rel
+		# its Makefile includes the common headers by absolute path
+		sed -i "s|^include /usr/src/|include $work/root/usr/src/|" "$hdr/Makefile"
+	else
+		root=$(chroot_for "$suite" "$rel")
+	fi
 	dpkg-deb --fsys-tarfile "$work"/linux-source-*.deb |
 		tar -x -C "$work" --wildcards '*/linux-source-*.tar.xz'
 	tar -xJf "$work"/usr/src/linux-source-*.tar.xz -C "$work" --wildcards \
@@ -103,9 +135,25 @@ build() {
 	rm -rf "${work:?}/usr"
 	mv "$work"/linux-source-*/drivers/nvme/host "$work/host"
 	patch_core "$work/host/core.c"
-	log "$tag: building drivers/nvme/host against $rel"
-	make -s -C "$hdr" M="$work/host" -j"$(nproc)" modules >"$work/build.log" 2>&1 ||
-		{ tail -n 30 "$work/build.log" >&2; die "$tag: build failed"; }
+	log "$tag: building drivers/nvme/host against $rel ($how)"
+	if [ "$how" = host ]; then
+		make -s -C "$hdr" M="$work/host" -j"$(nproc)" modules >"$work/build.log" 2>&1 ||
+			{ tail -n 30 "$work/build.log" >&2; die "$tag: build failed"; }
+	else
+		rm -rf "$root/build"
+		mkdir -p "$root/build"
+		cp -r "$work/host" "$root/build/host"
+		# objtool reads /proc: mounted in a mount namespace of its own,
+		# gone with it (the variables expand in that shell)
+		# shellcheck disable=SC2016
+		ROOT=$root REL=$rel unshare --mount --fork sh -c \
+			'mount -t proc proc "$ROOT/proc" &&
+			exec chroot "$ROOT" make -s -C "/usr/src/linux-headers-$REL" \
+				M=/build/host -j"$(nproc)" modules' >"$work/build.log" 2>&1 ||
+			{ tail -n 30 "$work/build.log" >&2; die "$tag: build failed"; }
+		cp "$root"/build/host/*.ko "$work/host/"
+		rm -rf "$root/build"
+	fi
 	local ov=$work/ov mdir=usr/lib/modules/$rel/kernel/drivers/nvme/host
 	mkdir -p "$ov/$mdir"
 	cp "$work/host/nvme-core.ko" "$work/host/nvme.ko" "$ov/$mdir/"

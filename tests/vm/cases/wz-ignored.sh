@@ -2,7 +2,7 @@
 # vm: ctrl wc=on whole
 # vm: quirks
 # vm: fixture wzsl
-# kernels: 6.1-generic
+# kernels: 6.1-generic 7.2-generic
 # timeout: 400
 #
 # A kernel that ignores disable_write_zeroes: one without "nvme: respect
@@ -23,7 +23,9 @@
 # (JSON and text); a run as udev makes it (--keep-restored) then leaves the
 # controller alone. Then, in the same boot, the controller reports WZSL 0
 # (the parameter at 0, read at the next probe): the same command disables
-# Write Zeroes, exits 0 and audit no longer shows it.
+# Write Zeroes, exits 0 and audit no longer shows it. Where the kernel has
+# the quirks attribute (7.x), audit also sees the quirk ignored from that
+# attribute alone, before any record.
 . /vwc/guest/lib.sh
 . /vwc/guest/t700-lib.sh
 # fixture 3; set-up 1; the run 9; audit 3; udev's run 4; WZSL 0: 4
@@ -64,6 +66,13 @@ wait_for - 30 back
 cur
 fact check_eq "fixture: bound with driver_data 0x200 by hand, Write Zeroes stays $wz0 (the quirk ignored)" \
 	"$(wz "$ns")" "$wz0"
+if [ -e "/sys/class/nvme/$lst/quirks" ]; then
+	# 7.x: the kernel shows the quirk active; audit sees it with no record
+	plan 1
+	$tool audit -o json >/tmp/al.json 2>/dev/null
+	check_cmd "audit (quirks attribute): the kernel lists disable_write_zeroes, Write Zeroes on: shown with no record" \
+		sh -c "jq -r '.controllers[] | select(.name==\"$lst\") | .write_zeroes_quirk_ignored' /tmp/al.json | grep -q 'kernel quirks: disable_write_zeroes.*lacks that fix'"
+fi
 echo "$ids 0 0" >$DRV/remove_id
 echo "$addr" >$DRV/unbind && echo "$addr" >$DRV/bind
 wait_for - 30 back
