@@ -88,8 +88,10 @@ for r in "${runs[@]}"; do
 	done
 done
 for fx in "${!fx_tags[@]}"; do
+	# not made: its cases fail alone (run-vm.sh names what is missing)
 	# shellcheck disable=SC2086 # the tags, one word each
-	bash "$HERE/fixture-$fx.sh" $(printf '%s\n' ${fx_tags[$fx]} | sort -u)
+	bash "$HERE/fixture-$fx.sh" $(printf '%s\n' ${fx_tags[$fx]} | sort -u) ||
+		echo "vm: fixture $fx not made: the cases that name it will fail" >&2
 done
 bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 
