@@ -67,11 +67,21 @@ cur
 fact check_eq "fixture: bound with driver_data 0x200 by hand, Write Zeroes stays $wz0 (the quirk ignored)" \
 	"$(wz "$ns")" "$wz0"
 if [ -e "/sys/class/nvme/$lst/quirks" ]; then
-	# 7.x: the kernel shows the quirk active; audit sees it with no record
-	plan 1
+	# 7.x: the kernel shows the quirk active; audit sees it with no record,
+	# and quirks does not take the kernel's quirk as done (no dynamic ID
+	# of its own to undo: no rebind)
+	plan 4
 	$tool audit -o json >/tmp/al.json 2>/dev/null
 	check_cmd "audit (quirks attribute): the kernel lists disable_write_zeroes, Write Zeroes on: shown with no record" \
 		sh -c "jq -r '.controllers[] | select(.name==\"$lst\") | .write_zeroes_quirk_ignored' /tmp/al.json | grep -q 'kernel quirks: disable_write_zeroes.*lacks that fix'"
+	sh0=$(dseq "$ns")
+	$tool quirks "$lst" >/tmp/qh.out 2>&1
+	rc=$?
+	info "quirks (the quirk already the kernel's): $(tr '\n' ' ' </tmp/qh.out)"
+	check_eq "quirk already in force, ignored: quirks exits 1, not 'nothing to do'" "$rc" 1
+	check_cmd "quirk already in force, ignored: says so, nothing of its own to undo" \
+		sh -c "grep -q 'the kernel ignores disable_write_zeroes' /tmp/qh.out && grep -q 'nothing of this tool.s to undo' /tmp/qh.out"
+	check_eq "quirk already in force, ignored: no rebind (diskseq $sh0)" "$(dseq "$ns")" "$sh0"
 fi
 echo "$ids 0 0" >$DRV/remove_id
 echo "$addr" >$DRV/unbind && echo "$addr" >$DRV/bind
