@@ -38,6 +38,9 @@ PKGS=(
 	qemu-system-x86 qemu-utils busybox-static socat
 	# guest kernels are fetched with apt-get download / dpkg-deb
 	apt dpkg ca-certificates
+	# the wzsl fixture (tests/vm/fixture-wzsl.sh): 7.2's nvme modules are
+	# rebuilt in a sid chroot (6.1's on the host, with build-essential)
+	mmdebstrap
 )
 
 [ "$#" -eq 0 ] || PKGS=("$@")

@@ -9,6 +9,7 @@
 #include "fileio.h"
 #include "quirk-db.h"
 #include "topo.h"
+#include "wz-ignored.h"
 
 bool vwc_quirk_has(const char *list, const char *name)
 {
@@ -55,6 +56,12 @@ void vwc_quirks_fill(struct udev *udev, struct vwc_topo *t)
 	}
 	if (hwdb)
 		udev_hwdb_unref(hwdb);
+	/* the kernel's answer to a quirk: after the kernel quirks of all */
+	for (i = 0; i < t->nr_ctrls; i++)
+		t->ctrls[i].wz_ignored =
+			vwc_wz_ctrl_ignored(t->sysfs[0] ? t->sysfs : "/sys", t, i,
+					    t->ctrls[i].wz_ignored_why,
+					    sizeof(t->ctrls[i].wz_ignored_why));
 }
 
 bool vwc_hwdb_lists_quirk(struct udev *udev, const char *modalias,

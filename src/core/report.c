@@ -107,6 +107,10 @@ static struct json_object *ctrl_json(const struct vwc_ctrl *c)
 	json_object_object_add(o, "quirks_hwdb", list_json(c->hwdb_quirks));
 	json_object_object_add(o, "quirks_kernel", c->has_kernel_quirks ?
 			       list_json(c->kernel_quirks) : NULL);
+	/* null, or why the kernel ignores disable_write_zeroes on it */
+	json_object_object_add(o, "write_zeroes_quirk_ignored",
+			       c->wz_ignored ?
+			       json_object_new_string(c->wz_ignored_why) : NULL);
 	json_object_object_add(o, "error", str_or_null(c->errmsg));
 	return o;
 }
@@ -409,6 +413,9 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 				!c->has_kernel_quirks ? "does not say" :
 				vwc_quirk_has(c->kernel_quirks, c->hwdb_quirks) ?
 				"active" : "NOT active");
+		if (c->wz_ignored)
+			fprintf(out, "  %s: Write Zeroes quirk IGNORED by the kernel: %s\n",
+				c->name, c->wz_ignored_why);
 		if (c->facts.backup_failed == VWC_TRI_YES)
 			fprintf(out, "  %s: volatile memory backup FAILED (SMART critical warning bit 4): write back forced\n",
 				c->name);

@@ -60,6 +60,9 @@ enum vwc_action {
  * @hwdb_quirks:	NVME_VWC_SYNC_QUIRKS from hwdb
  * @kernel_quirks:	/sys/class/nvme/nvmeN/quirks
  * @has_kernel_quirks:	that file exists
+ * @wz_ignored:		the kernel ignores disable_write_zeroes on it
+ *			(wz-ignored.h): recorded by quirks, or shown now
+ * @wz_ignored_why:	the reason, for the report
  * @held_fd:		> 0: an fd the caller keeps open
  * @wanted:		probe it
  * @probed:		the probe ran (its outcome in @err, @facts)
@@ -92,6 +95,8 @@ struct vwc_ctrl {
 	char hwdb_quirks[128];
 	char kernel_quirks[256];
 	bool has_kernel_quirks;
+	bool wz_ignored;
+	char wz_ignored_why[1024];
 
 	int held_fd;
 	bool wanted;

@@ -22,132 +22,12 @@
 #include "quirks.h"
 #include "sigdefer.h"
 #include "topo.h"
+#include "wz-ignored.h"
+#include "wz-settle.h"
+#include "wz-unmap.h"
 
 /* progress for the admin; --quiet (udev) keeps only errors, on stderr */
 #define out(qo, ...) do { if (!(qo)->quiet) printf(__VA_ARGS__); } while (0)
-
-/* <rundir>/changed/<ns>.write_zeroes_unmap_max_bytes: the value found */
-static void wzu_record_path(const char *ns, char *path, size_t len)
-{
-	snprintf(path, len, "%s/changed/%s.write_zeroes_unmap_max_bytes",
-		 vwc_rundir(), ns);
-}
-
-static void wzu_record(const char *ns, const char *orig)
-{
-	char path[512], dir[512];
-	int r;
-	FILE *f;
-
-	/* the run directory's mode is lock.c's (0700) */
-	snprintf(dir, sizeof(dir), "%s/changed", vwc_rundir());
-	vwc_mkdir_p(dir);
-	wzu_record_path(ns, path, sizeof(path));
-	if (!access(path, F_OK))
-		return;		/* keep the first original */
-	f = fopen(path, "we");
-	if (!f) {
-		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
-		return;
-	}
-	r = fprintf(f, "%s\n", orig) < 0;
-	if (fclose(f) || r)
-		vwc_warn("%s: cannot record %s: %s", ns, path, strerror(errno));
-}
-
-static int wzu_restore(const char *ns, const char *syspath, bool dry_run,
-		       bool quiet)
-{
-	char rec[512], path[VWC_PATH_LEN + 48], hw[32], cur[32];
-	int fd, r = 0;
-
-	wzu_record_path(ns, rec, sizeof(rec));
-	if (access(rec, F_OK))
-		return 0;
-	/* the kernel's own value is the hardware limit (6.18+ sysfs) */
-	snprintf(path, sizeof(path),
-		 "%s/queue/write_zeroes_unmap_max_hw_bytes", syspath);
-	if (vwc_read_line(path, hw, sizeof(hw)))
-		hw[0] = '\0';
-	snprintf(path, sizeof(path), "%s/queue/write_zeroes_unmap_max_bytes",
-		 syspath);
-	if (vwc_read_line(path, cur, sizeof(cur)) || !hw[0] || !strcmp(cur, hw)) {
-		if (!dry_run)
-			unlink(rec);
-		return 0;
-	}
-	if (strcmp(cur, "0")) {
-		if (!quiet)
-			printf("%s: write_zeroes_unmap_max_bytes left alone: now %s, changed by someone else since this tool set 0\n",
-			       ns, cur);
-		if (!dry_run)
-			unlink(rec);
-		return 0;
-	}
-	if (!quiet)
-		printf("%s: write_zeroes_unmap_max_bytes 0 -> %s%s\n", ns, hw,
-		       dry_run ? " (dry run)" : "");
-	if (dry_run)
-		return 1;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, hw, strlen(hw)) != (ssize_t)strlen(hw)) {
-		r = -errno;
-		vwc_err("%s: cannot write %s: %s", ns, path, strerror(errno));
-	}
-	if (fd >= 0)
-		close(fd);
-	if (!r)
-		unlink(rec);
-	return r ? r : 1;
-}
-
-static int write_zeroes_runtime(struct vwc_topo *t, struct vwc_ctrl *c, int ci,
-				const struct vwc_quirks_opts *qo)
-{
-	int i, ret = 0;
-
-	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_ns *ns = &t->ns[i];
-		char path[VWC_PATH_LEN + 48], val[32];
-		int fd;
-
-		if (!vwc_ns_has_ctrl(ns, ci))
-			continue;
-		snprintf(path, sizeof(path), "%s/queue/write_zeroes_max_bytes",
-			 ns->syspath);
-		vwc_read_line(path, val, sizeof(val));
-		out(qo, "  %s: write_zeroes_max_bytes %s%s\n", ns->name, val,
-		       strcmp(val, "0") ? " (Write Zeroes offload in use)" :
-					  " (offload off)");
-		snprintf(path, sizeof(path),
-			 "%s/queue/write_zeroes_unmap_max_bytes", ns->syspath);
-		if (vwc_read_line(path, val, sizeof(val))) {
-			out(qo, "  %s: no write_zeroes_unmap_max_bytes on this kernel (6.18+); nothing to set at run time\n",
-			       ns->name);
-			continue;
-		}
-		if (!strcmp(val, "0")) {
-			out(qo, "  %s: write_zeroes_unmap_max_bytes already 0\n",
-			       ns->name);
-			continue;
-		}
-		out(qo, "  %s: write_zeroes_unmap_max_bytes %s -> 0%s\n",
-		       ns->name, val, qo->dry_run ? " (dry run)" : "");
-		if (qo->dry_run)
-			continue;
-		wzu_record(ns->name, val);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "0", 1) != 1) {
-			ret = -errno;
-			vwc_err("%s: cannot write %s: %s", ns->name, path,
-				strerror(errno));
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	(void)c;
-	return ret;
-}
 
 /*
  * The driver_data for the device's dynamic ID (vwc_quirks_dynid_value()):
@@ -223,14 +103,18 @@ static int free_from_lvm(struct vwc_nslist *l,
 }
 
 /*
- * The dynamic ID, the rebind, and what was deactivated for it (@lvs)
- * activated again, also when it failed (@lvm_r: that activation's
- * result). Return: 0 or -errno, the rebind's.
+ * The dynamic ID, the rebind, Write Zeroes read back (undone where the
+ * kernel ignores the quirk: wz-settle.h), and what was deactivated for it
+ * (@lvs) activated again after all that, also when it failed (@lvm_r:
+ * that activation's result). Return: 0 or -errno, the rebind's or the
+ * read back's.
  */
 static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 			     int nr_ns, struct vwc_lvm_set *lvs,
+			     const struct vwc_quirks_opts *qo,
 			     unsigned long val, int *lvm_r)
 {
+	bool recreated = false;
 	int r = vwc_dynid_add(d, val);
 
 	if (r) {
@@ -246,24 +130,40 @@ static int rebind_with_dynid(struct vwc_pcidev *d, struct vwc_holds *h,
 		if (!vwc_dynid_bind_retry(d->addr, d->label))
 			vwc_err("%s: bound to nvme; the dynamic ID is removed (Write Zeroes stays enabled at its next probe)",
 				d->label);
+	} else {
+		/* before the logical volumes come back: an undo needs the
+		 * drive as free as the rebind had it */
+		r = vwc_wz_settle(d, qo, val, true, &recreated);
+		if (r && recreated && d->ctrl[0])
+			resync_later(d->ctrl);
 	}
 	/* what was deactivated for the rebind, on the re-created namespaces */
 	*lvm_r = vwc_lvm_activate(lvs);
 	return r;
 }
 
-/* the dynamic-ID step for one listed PCI function. Return 0 or -errno */
+/*
+ * The dynamic-ID step for one listed PCI function. Return 0, 1 left alone
+ * with nothing else to do for it (the kernel ignores the quirk there, as
+ * found in this boot), or -errno.
+ */
 static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 {
-	char why[800], kq[512], before[512], after[512], what[160];
+	char why[1200], kq[512], before[512], after[512], what[160];
 	struct vwc_holds h = { .n = 0 };
 	static struct vwc_lvm_set lvs;
 	unsigned long val = 0;
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
-	bool already;
+	bool already, recreated = false;
 	int r, wz, busy, lvm_r = 0;
 
 	lvs.n = 0;
+	if (qo->automatic && vwc_wz_marked(d->addr, why, sizeof(why))) {
+		/* found in this boot, said then: no rebind at every event */
+		vwc_notice("%s: left alone (found by quirks in this boot; an explicit quirks run tries again): %s",
+			   d->label, why);
+		return 1;
+	}
 
 	if (qo->automatic && vwc_dynid_held_back(d->addr)) {
 		out(qo, "  %s: handed back by 'restore' in this boot; left alone until the next boot or an explicit quirks run\n",
@@ -312,6 +212,11 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 			if (vwc_dynid_wait_ctrl(d, 1, 30000))
 				vwc_warn("%s: bound, but no live controller with a namespace after 30 s",
 					 d->label);
+			r = vwc_wz_settle(d, qo, val, true, &recreated);
+			if (r && recreated && d->ctrl[0])
+				resync_later(d->ctrl);
+			if (r)
+				return r;
 			goto verify;
 		}
 	}
@@ -319,6 +224,18 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 	vwc_dynid_wait_ctrl(d, 1, 10000);
 	vwc_dynid_ctrl_namespaces(d->ctrl, &l);
 	r = want_value(d, &val, &already, why, sizeof(why));
+	if (!r && already && vwc_dynid_wz_enabled(&l) > 0) {
+		/* the quirk in force and Write Zeroes on: the kernel ignores
+		 * it; a dynamic ID of an earlier run is undone */
+		unsigned long rv = val;
+		bool ours = vwc_dynid_recorded(d->key, &rv);
+
+		r = vwc_wz_settle(d, qo, rv, ours, &recreated);
+		if (r && recreated && d->ctrl[0])
+			resync_later(d->ctrl);
+		if (r)
+			return r;
+	}
 	if (!r && already) {
 		out(qo, "  kernel already applies disable_write_zeroes (quirks: %s): nothing to do\n",
 		    vwc_dynid_kernel_quirks(d->ctrl, kq, sizeof(kq)) ?
@@ -366,7 +283,7 @@ static int apply_dev(struct vwc_pcidev *d, const struct vwc_quirks_opts *qo)
 		vwc_holds_release(&h);
 		return 0;
 	}
-	r = rebind_with_dynid(d, &h, l.n, &lvs, val, &lvm_r);
+	r = rebind_with_dynid(d, &h, l.n, &lvs, qo, val, &lvm_r);
 	vwc_sig_release();
 	if (r)
 		return r;
@@ -417,6 +334,8 @@ int vwc_quirks_apply_pci(struct udev *udev, const char *addr,
 		return -ENODEV;
 	}
 	r = apply_dev(&d, qo);
+	if (r > 0)
+		r = 0;
 	vwc_dynid_qlock_release();
 	if (resync_pending(qo) && !r)
 		r = -EIO;
@@ -734,13 +653,15 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 			continue;
 		}
 		rr = apply_dev(&d, qo);
+		if (rr > 0)
+			continue;	/* left alone: nothing else either */
 		if (rr) {
 			ret = rr;	/* refused or failed: nothing else */
 			continue;
 		}
 		/* the rebind re-created the namespaces: the topology is stale */
 		if (!strcmp(d.ctrl, c->name) && !qo->dry_run)
-			write_zeroes_runtime(t, c, i, qo);
+			vwc_wzu_runtime(t, i, qo);
 		if (vwc_quirks_merge(any ? merged : base, c->pci_id, VWC_QUIRK_DWZ,
 				     merged, sizeof(merged)) == 0)
 			any = true;
@@ -772,7 +693,7 @@ int vwc_quirks_apply(struct vwc_topo *t, const struct vwc_quirks_opts *qo)
 int vwc_quirks_restore_runtime(const char *ns, const char *syspath,
 			       bool dry_run, bool quiet)
 {
-	int a = wzu_restore(ns, syspath, dry_run, quiet);
+	int a = vwc_wzu_restore(ns, syspath, dry_run, quiet);
 	int b = restore_ns_ctrls(syspath, dry_run, quiet);
 
 	if (a < 0 || b < 0)

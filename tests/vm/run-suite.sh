@@ -80,6 +80,19 @@ fi
 suite_t0=$(date +%s)
 mkdir -p "$LOGDIR"
 bash "$HERE/kernels.sh" "${!tags[@]}"
+# the fixtures the cases name ("# vm: fixture NAME"), for their kernels
+declare -A fx_tags=()
+for r in "${runs[@]}"; do
+	for fx in $(sed -n 's/^# vm: fixture[[:space:]]*//p' "${r#* }"); do
+		fx_tags[$fx]="${fx_tags[$fx]:-} ${r%% *}"
+	done
+done
+for fx in "${!fx_tags[@]}"; do
+	# not made: its cases fail alone (run-vm.sh names what is missing)
+	# shellcheck disable=SC2086 # the tags, one word each
+	bash "$HERE/fixture-$fx.sh" $(printf '%s\n' ${fx_tags[$fx]} | sort -u) ||
+		echo "vm: fixture $fx not made: the cases that name it will fail" >&2
+done
 bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 
 # one_run RUN NAMES: boot one case on one kernel; its report lines go to

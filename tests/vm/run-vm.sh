@@ -39,6 +39,10 @@
 #   # vm: icount shift=N     -icount shift=N,sleep=off: guest time runs on
 #                            the instruction counter (2^N ns each), not the
 #                            host's clock (benchmarks on a loaded host)
+#   # vm: fixture NAME       the module overlay tests/vm/fixture-NAME.sh made
+#                            for this kernel ($VWC_CACHE_DIR/fixtures/NAME/
+#                            <release>/modules.cpio.gz), after the kernel's
+#                            own: its files replace those of the same path
 #   # timeout: SECONDS
 # A guest line "VWC-HOST: CMD" makes the host send CMD to the QEMU monitor
 # ({dir} in CMD is replaced by the run's directory); replies go to
@@ -175,7 +179,7 @@ add_subsys() {
 	done
 }
 
-nrp=0 nq_set='' last_plain=''
+nrp=0 nq_set='' last_plain='' fixtures=()
 while read -r line; do
 	case $line in
 	'# timeout:'*) [ -n "$timeout" ] || timeout=${line#'# timeout:'} ;;
@@ -205,6 +209,7 @@ while read -r line; do
 		notracefs) append="$append vwc.notracefs" ;;
 		quirks) nq_set=1 ;;
 		icount) args+=(-icount "shift=$(kv shift 3 "${w[@]:1}"),sleep=off") ;;
+		fixture) fixtures+=("${w[1]:-}") ;;
 		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
 		esac
 		;;
@@ -221,6 +226,14 @@ if [ -s "$kdir/modules.cpio.gz" ]; then
 	cat "$initrd" "$kdir/modules.cpio.gz" >"$work/initrd"
 	initrd="$work/initrd"
 fi
+# A fixture's overlay last: the kernel unpacks the archives in order.
+for fx in "${fixtures[@]}"; do
+	fxa="$CACHE/fixtures/$fx/$(cat "$kdir/version" 2>/dev/null)/modules.cpio.gz"
+	[ -s "$fxa" ] || { echo "run-vm: no fixture $fx for $tag (run tests/vm/fixture-$fx.sh $tag)" >&2; exit 1; }
+	cat "$initrd" "$fxa" >"$work/initrd.fx"
+	mv "$work/initrd.fx" "$work/initrd"
+	initrd="$work/initrd"
+done
 
 sock="$work/monitor.sock"
 qemu_cmd=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
