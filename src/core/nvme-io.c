@@ -104,6 +104,18 @@ out:
 	return 0;
 }
 
+int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc)
+{
+	struct nvme_id_independent_id_ns id;
+	int r;
+
+	memset(&id, 0, sizeof(id));
+	r = vwc_io_identify_ns_indep(fd, nsid, &id);
+	if (!r)
+		*no_vwc = id.nsfeat & VWC_NVME_NS_FEAT_VWC_NOT_PRESENT;
+	return r;
+}
+
 int vwc_nvme_get_wce(int fd, bool *wce)
 {
 	__u32 result = 0;

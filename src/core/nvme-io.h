@@ -22,6 +22,14 @@
 
 /* Identify Controller VWC byte, bit 0: a volatile write cache is present. */
 #define VWC_NVME_CTRL_VWC_PRESENT		0x01
+/*
+ * I/O Command Set Independent Identify Namespace (CNS 08h) NSFEAT bit 5
+ * (NVMe 2.1): the namespace has no volatile write cache. Linux calls it
+ * NVME_NS_VWC_NOT_PRESENT (include/linux/nvme.h, 1 << 5); the host reads
+ * it since 6.13, nvmet sets it for a block device without a write cache.
+ * libnvme has no name for it yet.
+ */
+#define VWC_NVME_NS_FEAT_VWC_NOT_PRESENT	0x20
 /* SMART critical warning bit 4: volatile memory backup device failed. */
 #define VWC_NVME_SMART_CW_VOLATILE_MEMORY	0x10
 
@@ -71,6 +79,20 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
  * Return: 0, -errno or an NVMe status (@ids NULL then).
  */
 int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n);
+
+/**
+ * vwc_nvme_ns_no_vwc() - does a namespace report no volatile write cache
+ * @fd:		controller (or namespace) fd
+ * @nsid:	namespace id
+ * @no_vwc:	true if NSFEAT of the I/O Command Set Independent Identify
+ *		Namespace data (CNS 08h) has VWC_NVME_NS_FEAT_VWC_NOT_PRESENT
+ *
+ * A controller older than NVMe 2.0 may not know CNS 08h: it answers with
+ * an NVMe status, and the bit is unknown.
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc);
 
 /**
  * vwc_nvme_get_wce() - Get Features 06h, current value

@@ -215,7 +215,7 @@ check_prom() { # LABEL FILE DRIFT_SUM
 	check_eq "$1: cache_enabled of WCE-off $c" "$(pval "$2" nvme_vwc_cache_enabled controller "$c")" 0
 	n=$(echo "$NS_OFF" | head -n 1)
 	check_eq "$1: drift of $n" "$(pval "$2" nvme_vwc_namespace_drift namespace "$n")" "$([ "$3" -gt 0 ] && echo 1 || echo 0)"
-	check_eq "$1: info labels" "$(grep "^nvme_vwc_controller_info{controller=\"$c\"," "$2" | sed 's/ 1$//; s/^[^{]*{//; s/}$//; s/="[^"]*"//g')" "controller,model,serial,firmware,transport,pci_id"
+	check_eq "$1: info labels" "$(grep "^nvme_vwc_controller_info{controller=\"$c\"," "$2" | sed 's/ 1$//; s/^[^{]*{//; s/}$//; s/="[^"]*"//g')" "controller,model,serial,firmware,transport,pci_id,subsysnqn"
 }
 usec nvme vwc audit -o prometheus
 info "nvme vwc audit -o prometheus, 64 namespaces: ${us} us wall under TCG"
