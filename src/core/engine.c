@@ -595,7 +595,13 @@ int vwc_run_apply(struct vwc_run *r)
 		if (!ns->wanted)
 			continue;
 		d = decide_ns(r, ns);
-		if (d.mode == VWC_MODE_WRITE_THROUGH && !r->dry_run) {
+		/*
+		 * Write through waits for the lock, but not on a namespace
+		 * with no cache of its own: no controller's state can change
+		 * that decision, and nothing writes write back there.
+		 */
+		if (d.mode == VWC_MODE_WRITE_THROUGH && !r->dry_run &&
+		    !vwc_reason_ns_no_cache(d.reason)) {
 			later[i] = any = true;
 			continue;
 		}

@@ -190,7 +190,9 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
  * @r:	run (controllers probed)
  *
  * Two phases. First every namespace whose decision is write back (or
- * "leave alone") is written at once, without the writers' lock and
+ * "leave alone", or write through because the namespace reports no
+ * volatile cache of its own, which no controller's state can change) is
+ * written at once, without the writers' lock and
  * without waiting for anything: the safe direction never waits (lock.h).
  * Then, only if some namespace is to go write through, the lock is taken
  * (waiting at most @r->lock_wait_ms, nothing if the caller holds it
