@@ -13,11 +13,11 @@
 # reason and sync never tries write back on it (7.2 refuses it: EIO); the
 # cached one is write back; audit names the transport and the target's NQN;
 # set-cache on the loop controller fails clearly and changes nothing; the
-# sidecar skips the discovery controller and keeps both modes across a
-# reset; an fsync loop on the no-cache namespace sends no flush to its
+# sidecar skips the discovery controller, keeps both modes across a reset,
+# and takes namespace adds from udev's rule while it runs; an fsync loop on the no-cache namespace sends no flush to its
 # backing device. Needs the -io kernel tag (nvme-loop, null_blk).
 . /vwc/guest/lib.sh
-plan 29
+plan 31
 
 M=/lib/modules/$(uname -r)
 NQN=nqn.2026-12.org.vwc:fab
@@ -173,7 +173,14 @@ check_cmd "the sidecar tried no write back on the no-cache namespace (no EIO)" \
 	sh -c "! grep -q 'Input/output error' /tmp/watch.log"
 check_eq "after the reset, with the sidecar: modes kept" \
 	"$(wc "$N1")/$(wc "$N2")" "write through/write back"
+# a namespace's add is the sidecar's while it runs: the rule queues no
+# process for it then, and queues one again once the sidecar stopped
+q_ns() { udev_queues add "/sys/block/$N2" "nvme-vwc-sync sync --quiet --keep-restored $N2" && echo queued || echo none; }
+check_eq "with the sidecar running, udev's rule leaves a namespace add to it" \
+	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" "marked none"
 sidecar_stop "sidecar stops cleanly"
+check_eq "the sidecar stopped: the rule runs sync for a namespace add again" \
+	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" " queued"
 
 # --- flushes at the target's backing devices ---
 f1=$(flushes nullb0)
