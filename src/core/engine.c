@@ -241,7 +241,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 		vwc_err("%s: %s", c->name, c->errmsg);
 		goto out;
 	}
-	ret = vwc_nvme_identify_ctrl(fd, &c->vwc, mn, sn, fr);
+	ret = vwc_nvme_identify_ctrl(fd, &c->vwc, &c->ver, mn, sn, fr);
 	if (ret) {
 		note(c, "Identify Controller", ret);
 		goto close;
@@ -323,8 +323,9 @@ int vwc_run_rescan(struct vwc_run *r)
 /*
  * The namespace's own bit, read once per namespace (it is the same
  * through every path) through the first controller reaching it that
- * answers; a controller that does not know the command (before NVMe 2.0)
- * leaves it unknown, which is no error: the controllers decide then.
+ * answers. Only controllers of NVMe 2.0 or later are asked (CNS 08h came
+ * with it), and one that refused is not asked again: each refusal is an
+ * entry in its error log. Unknown is no error: the controllers decide.
  */
 void vwc_probe_ns(struct vwc_run *r)
 {
@@ -336,7 +337,8 @@ void vwc_probe_ns(struct vwc_run *r)
 		struct vwc_ctrl *c = &t->ctrls[i];
 		bool refused = false, open = false;
 
-		if (!c->wanted || !c->probed || c->err)
+		if (!c->wanted || !c->probed || c->err ||
+		    c->ver < VWC_NVME_VER_2_0 || c->ns_indep_refused)
 			continue;
 		fd = -1;
 		for (j = 0; j < t->nr_ns && !refused; j++) {
@@ -363,7 +365,7 @@ void vwc_probe_ns(struct vwc_run *r)
 					 vwc_nvme_strerror(ret, buf,
 							   sizeof(buf)));
 				/* a controller that does not know CNS 08h */
-				refused = ret > 0;
+				refused = c->ns_indep_refused = ret > 0;
 				continue;
 			}
 			ns->no_vwc = no_vwc ? VWC_TRI_YES : VWC_TRI_NO;

@@ -30,6 +30,8 @@
  * libnvme has no name for it yet.
  */
 #define VWC_NVME_NS_FEAT_VWC_NOT_PRESENT	0x20
+/* Identify Controller VER of NVMe 2.0, the first with CNS 08h. */
+#define VWC_NVME_VER_2_0			0x00020000
 /* SMART critical warning bit 4: volatile memory backup device failed. */
 #define VWC_NVME_SMART_CW_VOLATILE_MEMORY	0x10
 
@@ -57,14 +59,16 @@ void vwc_nvme_close(int fd);
  * vwc_nvme_identify_ctrl() - Identify Controller, the fields we use
  * @fd:		controller fd
  * @vwc:	Identify VWC byte
+ * @ver:	VER, the NVMe version the controller implements (major in
+ *		bits 31:16, minor in 15:8; 0 before NVMe 1.2)
  * @mn:		model number, trimmed (41 bytes)
  * @sn:		serial number, trimmed (21 bytes)
  * @fr:		firmware revision, trimmed (9 bytes)
  *
  * Return: 0, -errno or an NVMe status.
  */
-int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
-			   char fr[9]);
+int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, uint32_t *ver, char mn[41],
+			   char sn[21], char fr[9]);
 
 /**
  * vwc_nvme_active_nsids() - every namespace id attached to a controller
@@ -87,8 +91,9 @@ int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n);
  * @no_vwc:	true if NSFEAT of the I/O Command Set Independent Identify
  *		Namespace data (CNS 08h) has VWC_NVME_NS_FEAT_VWC_NOT_PRESENT
  *
- * A controller older than NVMe 2.0 may not know CNS 08h: it answers with
- * an NVMe status, and the bit is unknown.
+ * CNS 08h came with NVMe 2.0: ask only a controller whose VER says 2.0
+ * or later (VWC_NVME_VER_2_0); one that does not know it answers with an
+ * NVMe status (and logs an error entry), and the bit is unknown.
  *
  * Return: 0, -errno or an NVMe status.
  */

@@ -75,6 +75,10 @@ enum vwc_action {
  * @nr_nsids:		how many
  * @nsids_known:	@nsids read; else it may reach any namespace of its
  *			subsystem
+ * @ver:		Identify Controller VER (NVMe version), 0 if not read
+ * @ns_indep_refused:	refused the I/O Command Set Independent Identify
+ *			Namespace once: not asked again (an error log entry
+ *			each time)
  * @cntrltype:		/sys/class/nvme/nvmeN/cntrltype ("io", "discovery",
  *			"admin"; "" where the kernel does not say)
  * @discovery:		a discovery controller (vwc_ctrl_is_discovery()):
@@ -110,6 +114,8 @@ struct vwc_ctrl {
 	uint32_t *nsids;
 	int nr_nsids;
 	bool nsids_known;
+	uint32_t ver;
+	bool ns_indep_refused;
 	char cntrltype[16];
 	bool discovery;
 };
