@@ -21,7 +21,9 @@
 #   6.1-generic), and sched (the fast path thread's scheduling,
 #   none/nice/fifo, by the sidecar's share of the reaction; per kernel),
 #   faults-all (the VM case faults at every step of every command, each
-#   with the next fault kind in turn; per kernel, about 15 min under TCG).
+#   with the next fault kind in turn; per kernel, about 15 min under TCG),
+#   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
+#   namespaces: -k 7.2-generic-io; about 12 min under TCG).
 #   bench/README.md lists them with their results.
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.

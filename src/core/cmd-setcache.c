@@ -24,7 +24,26 @@
 #include "log.h"
 #include "nvme-io.h"
 
-static int set_wce_verified(struct vwc_ctrl *c, bool on)
+static bool fabrics(const struct vwc_ctrl *c)
+{
+	return c->transport[0] && strcmp(c->transport, "pcie");
+}
+
+/*
+ * A fabrics target that refuses Set Features 06h (Linux's nvmet always
+ * does): said once, naming the device, the transport and the target.
+ */
+static void refused(struct vwc_run *r, const struct vwc_ctrl *c, int ret)
+{
+	char buf[160];
+
+	vwc_run_add_error(r, c->name,
+			  "the %s target %s refuses Set Features 06h (volatile write cache): %s; a fabrics target manages its cache itself; nothing changed",
+			  c->transport, c->subsysnqn[0] ? c->subsysnqn : "?",
+			  vwc_nvme_strerror(ret, buf, sizeof(buf)));
+}
+
+static int set_wce_verified(struct vwc_run *run, struct vwc_ctrl *c, bool on)
 {
 	char buf[160];
 	bool now;
@@ -37,6 +56,10 @@ static int set_wce_verified(struct vwc_ctrl *c, bool on)
 		return fd;
 	}
 	r = vwc_nvme_set_wce(fd, on);
+	if (r > 0 && fabrics(c)) {
+		refused(run, c, r);
+		goto out;
+	}
 	if (r) {
 		vwc_err("%s: Set Features 06h (WCE=%d) failed: %s", c->name, on,
 			vwc_nvme_strerror(r, buf, sizeof(buf)));
@@ -95,7 +118,8 @@ static int all_write_back(struct vwc_run *r, int ci, bool first)
 	for (i = 0; i < r->topo.nr_ns; i++) {
 		struct vwc_ns *ns = &r->topo.ns[i];
 
-		if (!vwc_ns_has_ctrl(ns, ci))
+		/* no cache of its own: its mode is not the controller's */
+		if (!vwc_ns_has_ctrl(ns, ci) || ns->no_vwc == VWC_TRI_YES)
 			continue;
 		ns->wanted = true;
 		ret = vwc_blk_apply(ns, wb, r->dry_run);
@@ -114,11 +138,39 @@ static int all_write_back(struct vwc_run *r, int ci, bool first)
 	return 0;
 }
 
+/*
+ * A fabrics controller: before anything is written, Set Features 06h
+ * with the value WCE reads now, which changes nothing where it is taken,
+ * tells whether the target takes the command at all. Return: 0 to go
+ * on, or the target's refusal (reported).
+ */
+static int fabrics_takes_set(struct vwc_run *r, struct vwc_ctrl *c)
+{
+	int fd, ret;
+
+	if (!fabrics(c) || c->facts.wce == VWC_TRI_UNKNOWN || r->dry_run)
+		return 0;
+	fd = vwc_ctrl_fd(c);
+	if (fd < 0)
+		return 0;	/* the steps below report it */
+	ret = vwc_nvme_set_wce(fd, c->facts.wce == VWC_TRI_YES);
+	vwc_ctrl_fd_put(c, fd);
+	if (ret > 0) {
+		refused(r, c, ret);
+		return ret;
+	}
+	return 0;
+}
+
 static int enable(struct vwc_run *r, int ci)
 {
 	struct vwc_ctrl *c = &r->topo.ctrls[ci];
 	int ret;
 
+	/* 0. a fabrics target that refuses the command: nothing written */
+	ret = fabrics_takes_set(r, c);
+	if (ret)
+		return ret;
 	/* 1. flushes on for every namespace this controller reaches, at
 	 * once: the safe direction waits for no lock */
 	ret = all_write_back(r, ci, true);
@@ -131,7 +183,9 @@ static int enable(struct vwc_run *r, int ci)
 		ret = all_write_back(r, ci, false);
 	if (ret)
 		return ret;
-	ret = set_wce_verified(c, true);
+	ret = set_wce_verified(r, c, true);
+	if (ret > 0 && fabrics(c))
+		return ret;	/* an argument error already */
 	if (ret)
 		r->nr_failed++;
 	return ret;
@@ -147,9 +201,10 @@ static int disable(struct vwc_run *r, int ci)
 		ret = lock_for(r, c);
 		if (ret)
 			return ret;
-		ret = set_wce_verified(c, false);
+		ret = set_wce_verified(r, c, false);
 		if (ret) {
-			r->nr_failed++;
+			if (!(ret > 0 && fabrics(c)))
+				r->nr_failed++;
 			return ret;
 		}
 	}
@@ -192,10 +247,11 @@ int cmd_set_cache(int argc, char **argv)
 	ret = vwc_cmd_start(&r, "set-cache", &o, &cfg);
 	if (ret)
 		return ret;
-	/* namespaces named: act on their controllers */
+	/* namespaces named: act on their controllers; their own cache bits
+	 * read first (write back is not theirs to take) */
+	vwc_run_probe(&r);
 	for (i = 0; i < r.topo.nr_ns; i++)
 		r.topo.ns[i].wanted = false;
-	vwc_run_probe(&r);
 	for (i = 0; i < r.topo.nr_ctrls; i++) {
 		struct vwc_ctrl *c = &r.topo.ctrls[i];
 

@@ -83,7 +83,8 @@ static void select_ns(struct vwc_run *r, struct vwc_ns *ns)
 
 		c->wanted = true;
 		for (j = 0; j < t->nr_ctrls; j++)
-			if (vwc_ctrl_peers(c, &t->ctrls[j]))
+			if (vwc_ctrl_peers(c, &t->ctrls[j]) &&
+			    !t->ctrls[j].discovery)
 				t->ctrls[j].wanted = true;
 	}
 }
@@ -98,6 +99,12 @@ void vwc_run_select_ctrl(struct vwc_run *r, int idx)
 	struct vwc_topo *t = &r->topo;
 	int i, j;
 
+	/* no namespace, no cache, no SMART log: nothing to decide */
+	if (t->ctrls[idx].discovery) {
+		vwc_info("%s: a discovery controller (%s): skipped",
+			 t->ctrls[idx].name, t->ctrls[idx].subsysnqn);
+		return;
+	}
 	t->ctrls[idx].wanted = true;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		if (i != idx && !vwc_ctrl_peers(&t->ctrls[idx], &t->ctrls[i]))
@@ -116,7 +123,7 @@ int vwc_run_select(struct vwc_run *r, char **args, int n)
 
 	if (!n) {
 		for (i = 0; i < t->nr_ctrls; i++)
-			t->ctrls[i].wanted = true;
+			t->ctrls[i].wanted = !t->ctrls[i].discovery;
 		for (i = 0; i < t->nr_ns; i++)
 			select_ns(r, &t->ns[i]);
 		return 0;
@@ -234,7 +241,7 @@ void vwc_probe_ctrl(struct vwc_run *r, struct vwc_ctrl *c)
 		vwc_err("%s: %s", c->name, c->errmsg);
 		goto out;
 	}
-	ret = vwc_nvme_identify_ctrl(fd, &c->vwc, mn, sn, fr);
+	ret = vwc_nvme_identify_ctrl(fd, &c->vwc, &c->ver, mn, sn, fr);
 	if (ret) {
 		note(c, "Identify Controller", ret);
 		goto close;
@@ -315,6 +322,61 @@ int vwc_run_rescan(struct vwc_run *r)
 	return 0;
 }
 
+/*
+ * The namespace's own bit, read once per namespace (it is the same
+ * through every path) through the first controller reaching it that
+ * answers. Only controllers of NVMe 2.0 or later are asked (CNS 08h came
+ * with it), and one that refused is not asked again: each refusal is an
+ * entry in its error log. Unknown is no error: the controllers decide.
+ */
+void vwc_probe_ns(struct vwc_run *r)
+{
+	struct vwc_topo *t = &r->topo;
+	char buf[120];
+	int i, j, fd, ret;
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *c = &t->ctrls[i];
+		bool refused = false, open = false;
+
+		if (!c->wanted || !c->probed || c->err ||
+		    c->ver < VWC_NVME_VER_2_0 || c->ns_indep_refused)
+			continue;
+		fd = -1;
+		for (j = 0; j < t->nr_ns && !refused; j++) {
+			struct vwc_ns *ns = &t->ns[j];
+			bool no_vwc;
+
+			if (!ns->wanted || ns->no_vwc != VWC_TRI_UNKNOWN ||
+			    !vwc_ns_has_ctrl(ns, i))
+				continue;
+			if (!ns->nsid)
+				ns->nsid = vwc_ns_read_nsid(ns);
+			if (!ns->nsid)
+				continue;
+			if (!open) {
+				fd = vwc_ctrl_fd(c);
+				open = true;
+				if (fd < 0)
+					break;
+			}
+			ret = vwc_nvme_ns_no_vwc(fd, ns->nsid, &no_vwc);
+			if (ret) {
+				vwc_info("%s: %s: I/O Command Set Independent Identify Namespace failed: %s; its own cache bit unknown",
+					 c->name, ns->name,
+					 vwc_nvme_strerror(ret, buf,
+							   sizeof(buf)));
+				/* a controller that does not know CNS 08h */
+				refused = c->ns_indep_refused = ret > 0;
+				continue;
+			}
+			ns->no_vwc = no_vwc ? VWC_TRI_YES : VWC_TRI_NO;
+		}
+		if (open)
+			vwc_ctrl_fd_put(c, fd);
+	}
+}
+
 void vwc_run_probe(struct vwc_run *r)
 {
 	int i;
@@ -331,6 +393,7 @@ void vwc_run_probe(struct vwc_run *r)
 		}
 	}
 	vwc_topo_link_reach(&r->topo);
+	vwc_probe_ns(r);
 }
 
 struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
@@ -347,7 +410,7 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 	}
 	for (i = 0; i < ns->nr_ctrl; i++)
 		facts[i] = r->topo.ctrls[ns->ctrl[i]].facts;
-	d = vwc_policy_decide_shared(facts, ns->nr_ctrl);
+	d = vwc_policy_decide_ns(ns->no_vwc, facts, ns->nr_ctrl);
 	if (facts != &one)
 		free(facts);
 	return d;
@@ -406,7 +469,8 @@ static void recheck(struct vwc_run *r)
 		d = vwc_ns_decision(r, ns);
 		/* a controller that joined after the write: its own run may
 		 * have written write back before ours landed */
-		if (d.mode == VWC_MODE_WRITE_THROUGH && vwc_topo_new_peer(t, ns))
+		if (d.mode == VWC_MODE_WRITE_THROUGH &&
+		    !vwc_reason_ns_no_cache(d.reason) && vwc_topo_new_peer(t, ns))
 			d = (struct vwc_decision){ VWC_MODE_WRITE_BACK,
 						   VWC_REASON_WCE_UNKNOWN };
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
@@ -482,7 +546,9 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 		struct vwc_ns *ns = &r->topo.ns[i];
 		enum vwc_mode before = ns->before;
 
-		if (!later[i] || ns->after != VWC_MODE_WRITE_THROUGH)
+		/* no cache of its own: a controller's WCE is nothing to it */
+		if (!later[i] || ns->after != VWC_MODE_WRITE_THROUGH ||
+		    ns->no_vwc == VWC_TRI_YES)
 			continue;
 		vwc_info("%s: a Set Features 06h with WCE=1 came during the write: back to write back",
 			 ns->name);
@@ -533,7 +599,13 @@ int vwc_run_apply(struct vwc_run *r)
 		if (!ns->wanted)
 			continue;
 		d = decide_ns(r, ns);
-		if (d.mode == VWC_MODE_WRITE_THROUGH && !r->dry_run) {
+		/*
+		 * Write through waits for the lock, but not on a namespace
+		 * with no cache of its own: no controller's state can change
+		 * that decision, and nothing writes write back there.
+		 */
+		if (d.mode == VWC_MODE_WRITE_THROUGH && !r->dry_run &&
+		    !vwc_reason_ns_no_cache(d.reason)) {
 			later[i] = any = true;
 			continue;
 		}
@@ -571,6 +643,7 @@ int vwc_run_apply(struct vwc_run *r)
 				dv[n] = decide_ns(r, &t->ns[i]);
 				/* a controller this run never read may reach it */
 				if (dv[n].mode == VWC_MODE_WRITE_THROUGH &&
+				    !vwc_reason_ns_no_cache(dv[n].reason) &&
 				    vwc_topo_new_peer(t, &t->ns[i])) {
 					vwc_info("%s: a controller joined its subsystem during the run: kept in write back",
 						 t->ns[i].name);
@@ -615,6 +688,7 @@ int vwc_run_write_back(struct vwc_run *r, int ci)
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
 				   VWC_REASON_WCE_ENABLED };
 	struct vwc_decision ignore = { VWC_MODE_NONE, VWC_REASON_IGNORED };
+	struct vwc_decision own = { VWC_MODE_NONE, VWC_REASON_NS_NO_CACHE };
 	struct vwc_topo *t = &r->topo;
 	struct vwc_decision *dv;
 	struct vwc_ns **nsv;
@@ -630,7 +704,8 @@ int vwc_run_write_back(struct vwc_run *r, int ci)
 
 		if (!vwc_ns_has_ctrl(ns, ci))
 			continue;
-		d = ns_ignored(r, ns) ? ignore : wb;
+		d = ns_ignored(r, ns) ? ignore :
+		    ns->no_vwc == VWC_TRI_YES ? own : wb;
 		if (nsv && dv) {
 			nsv[n] = ns;
 			dv[n++] = d;

@@ -160,6 +160,18 @@ int vwc_probe_ctrl_wce(struct vwc_run *r, struct vwc_ctrl *c);
 int vwc_run_rescan(struct vwc_run *r);
 
 /**
+ * vwc_probe_ns() - read each selected namespace's own cache bit
+ * @r:	run (its controllers probed)
+ *
+ * For every selected namespace whose bit is still unknown, the I/O
+ * Command Set Independent Identify Namespace data through the first
+ * probed controller reaching it that answers (the bit is the same through
+ * every path), one descriptor a controller. A failure leaves the bit
+ * unknown (the controllers decide) and is no error of the run.
+ */
+void vwc_probe_ns(struct vwc_run *r);
+
+/**
  * vwc_run_probe() - probe every controller reaching a selected namespace
  * @r:	run
  */
@@ -170,7 +182,8 @@ void vwc_run_probe(struct vwc_run *r);
  * @r:	run (controllers probed)
  * @ns:	namespace
  *
- * Return: the combined decision over every controller reaching @ns.
+ * Return: the combined decision over every controller reaching @ns and
+ * the namespace's own bit (vwc_policy_decide_ns()).
  */
 struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 				    const struct vwc_ns *ns);
@@ -180,7 +193,9 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
  * @r:	run (controllers probed)
  *
  * Two phases. First every namespace whose decision is write back (or
- * "leave alone") is written at once, without the writers' lock and
+ * "leave alone", or write through because the namespace reports no
+ * volatile cache of its own, which no controller's state can change) is
+ * written at once, without the writers' lock and
  * without waiting for anything: the safe direction never waits (lock.h).
  * Then, only if some namespace is to go write through, the lock is taken
  * (waiting at most @r->lock_wait_ms, nothing if the caller holds it
@@ -209,7 +224,8 @@ int vwc_run_apply(struct vwc_run *r);
  * that keeps the invariant), so call it without holding the lock too.
  * Writes only the nodes (head and hidden paths) that differ, each checked
  * by reading it back. Namespaces that a controller configured "ignore"
- * reaches are left alone (action VWC_ACT_SKIPPED); namespaces "restore"
+ * reaches, and those that report no volatile cache of their own, are left
+ * alone (action VWC_ACT_SKIPPED); namespaces "restore"
  * handed back get write back too (the safe direction is always taken).
  * Each namespace's decision, before, after, action and errmsg are filled
  * in; other namespaces and every controller's facts are not touched.

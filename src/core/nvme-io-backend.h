@@ -47,6 +47,18 @@ int vwc_io_identify_ctrl(int fd, struct nvme_id_ctrl *id);
 int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list);
 
 /**
+ * vwc_io_identify_ns_indep() - I/O Command Set Independent Identify
+ *				Namespace (CNS 08h)
+ * @fd:		controller fd
+ * @nsid:	namespace id
+ * @id:		result
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_io_identify_ns_indep(int fd, __u32 nsid,
+			     struct nvme_id_independent_id_ns *id);
+
+/**
  * vwc_io_get_features() - Get Features, current value, NSID 0
  * @fd:		controller fd
  * @fid:	feature identifier

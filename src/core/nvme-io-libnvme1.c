@@ -59,6 +59,26 @@ int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
 	return nvme_ret(nvme_identify(&args));
 }
 
+int vwc_io_identify_ns_indep(int fd, __u32 nsid,
+			     struct nvme_id_independent_id_ns *id)
+{
+	struct nvme_identify_args args = {
+		.args_size = sizeof(args),
+		.fd = fd,
+		.timeout = VWC_ADMIN_TIMEOUT_MS,
+		.data = id,
+		.cns = NVME_IDENTIFY_CNS_CSI_INDEPENDENT_ID_NS,
+		.csi = NVME_CSI_NVM,
+		.nsid = nsid,
+		.cntid = NVME_CNTLID_NONE,
+		.cns_specific_id = NVME_CNSSPECID_NONE,
+		.uuidx = NVME_UUID_NONE,
+	};
+
+	errno = 0;
+	return nvme_ret(nvme_identify(&args));
+}
+
 int vwc_io_get_features(int fd, __u8 fid, __u32 *result)
 {
 	struct nvme_get_features_args args = {

@@ -186,6 +186,15 @@ int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
 	return admin(fd, &cmd);
 }
 
+int vwc_io_identify_ns_indep(int fd, __u32 nsid,
+			     struct nvme_id_independent_id_ns *id)
+{
+	struct libnvme_passthru_cmd cmd;
+
+	nvme_init_identify_csi_independent_identify_id_ns(&cmd, nsid, id);
+	return admin(fd, &cmd);
+}
+
 int vwc_io_get_features(int fd, __u8 fid, __u32 *result)
 {
 	struct libnvme_passthru_cmd cmd;

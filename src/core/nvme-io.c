@@ -44,8 +44,8 @@ static void copy_trimmed(char *dst, const char *src, size_t n)
 		dst[--n] = '\0';
 }
 
-int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
-			   char fr[9])
+int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, uint32_t *ver, char mn[41],
+			   char sn[21], char fr[9])
 {
 	struct nvme_id_ctrl id;
 	int r;
@@ -55,6 +55,7 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
 	if (r)
 		return r;
 	*vwc = id.vwc;
+	*ver = le32toh(id.ver);
 	copy_trimmed(mn, id.mn, sizeof(id.mn));
 	copy_trimmed(sn, id.sn, sizeof(id.sn));
 	copy_trimmed(fr, id.fr, sizeof(id.fr));
@@ -102,6 +103,18 @@ out:
 	*ids = all;
 	*n = nr;
 	return 0;
+}
+
+int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc)
+{
+	struct nvme_id_independent_id_ns id;
+	int r;
+
+	memset(&id, 0, sizeof(id));
+	r = vwc_io_identify_ns_indep(fd, nsid, &id);
+	if (!r)
+		*no_vwc = id.nsfeat & VWC_NVME_NS_FEAT_VWC_NOT_PRESENT;
+	return r;
 }
 
 int vwc_nvme_get_wce(int fd, bool *wce)

@@ -22,6 +22,16 @@
 
 /* Identify Controller VWC byte, bit 0: a volatile write cache is present. */
 #define VWC_NVME_CTRL_VWC_PRESENT		0x01
+/*
+ * I/O Command Set Independent Identify Namespace (CNS 08h) NSFEAT bit 5
+ * (NVMe 2.1): the namespace has no volatile write cache. Linux calls it
+ * NVME_NS_VWC_NOT_PRESENT (include/linux/nvme.h, 1 << 5); the host reads
+ * it since 6.13, nvmet sets it for a block device without a write cache.
+ * libnvme has no name for it yet.
+ */
+#define VWC_NVME_NS_FEAT_VWC_NOT_PRESENT	0x20
+/* Identify Controller VER of NVMe 2.0, the first with CNS 08h. */
+#define VWC_NVME_VER_2_0			0x00020000
 /* SMART critical warning bit 4: volatile memory backup device failed. */
 #define VWC_NVME_SMART_CW_VOLATILE_MEMORY	0x10
 
@@ -49,14 +59,16 @@ void vwc_nvme_close(int fd);
  * vwc_nvme_identify_ctrl() - Identify Controller, the fields we use
  * @fd:		controller fd
  * @vwc:	Identify VWC byte
+ * @ver:	VER, the NVMe version the controller implements (major in
+ *		bits 31:16, minor in 15:8; 0 before NVMe 1.2)
  * @mn:		model number, trimmed (41 bytes)
  * @sn:		serial number, trimmed (21 bytes)
  * @fr:		firmware revision, trimmed (9 bytes)
  *
  * Return: 0, -errno or an NVMe status.
  */
-int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
-			   char fr[9]);
+int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, uint32_t *ver, char mn[41],
+			   char sn[21], char fr[9]);
 
 /**
  * vwc_nvme_active_nsids() - every namespace id attached to a controller
@@ -71,6 +83,21 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, char mn[41], char sn[21],
  * Return: 0, -errno or an NVMe status (@ids NULL then).
  */
 int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n);
+
+/**
+ * vwc_nvme_ns_no_vwc() - does a namespace report no volatile write cache
+ * @fd:		controller (or namespace) fd
+ * @nsid:	namespace id
+ * @no_vwc:	true if NSFEAT of the I/O Command Set Independent Identify
+ *		Namespace data (CNS 08h) has VWC_NVME_NS_FEAT_VWC_NOT_PRESENT
+ *
+ * CNS 08h came with NVMe 2.0: ask only a controller whose VER says 2.0
+ * or later (VWC_NVME_VER_2_0); one that does not know it answers with an
+ * NVMe status (and logs an error entry), and the bit is unknown.
+ *
+ * Return: 0, -errno or an NVMe status.
+ */
+int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc);
 
 /**
  * vwc_nvme_get_wce() - Get Features 06h, current value

@@ -92,6 +92,34 @@ struct vwc_decision vwc_policy_decide_shared(const struct vwc_facts *facts,
 	return first_wb;
 }
 
+struct vwc_decision vwc_policy_decide_ns(enum vwc_tri ns_no_vwc,
+					 const struct vwc_facts *facts, int n)
+{
+	struct vwc_decision d = vwc_policy_decide_shared(facts, n);
+	int i;
+
+	if (d.mode == VWC_MODE_NONE || ns_no_vwc != VWC_TRI_YES)
+		return d;
+	/*
+	 * The namespace has no volatile cache: nothing it acknowledged can
+	 * be lost, whatever WCE says (a fabrics target's WCE speaks for
+	 * the target, not for this namespace's backing device), and a
+	 * kernel that reads the bit (6.13+) keeps it in write through and
+	 * refuses write back.
+	 */
+	for (i = 0; i < n; i++)
+		if (facts[i].override == VWC_OVERRIDE_WRITE_BACK)
+			return decision(VWC_MODE_WRITE_THROUGH,
+					VWC_REASON_NS_NO_CACHE_OVERRIDE);
+	return decision(VWC_MODE_WRITE_THROUGH, VWC_REASON_NS_NO_CACHE);
+}
+
+bool vwc_reason_ns_no_cache(enum vwc_reason reason)
+{
+	return reason == VWC_REASON_NS_NO_CACHE ||
+	       reason == VWC_REASON_NS_NO_CACHE_OVERRIDE;
+}
+
 const char *vwc_mode_str(enum vwc_mode mode)
 {
 	switch (mode) {
@@ -149,6 +177,10 @@ const char *vwc_reason_str(enum vwc_reason reason)
 		return "no volatile write cache: the configured write-back cannot apply (nothing to flush; the kernel keeps a drive without one in write through)";
 	case VWC_REASON_NO_CACHE_BACKUP_FAILED:
 		return "no volatile write cache: SMART reports a failed volatile memory backup (critical warning bit 4), but there is no cache to flush (the kernel keeps a drive without one in write through)";
+	case VWC_REASON_NS_NO_CACHE:
+		return "the namespace reports no volatile write cache (Identify Namespace NSFEAT bit 5), whatever its controllers' cache";
+	case VWC_REASON_NS_NO_CACHE_OVERRIDE:
+		return "the namespace reports no volatile write cache (Identify Namespace NSFEAT bit 5): the configured write-back cannot apply (nothing to flush; a kernel that reads the bit keeps it in write through)";
 	}
 	return "?";
 }

@@ -75,6 +75,8 @@ enum vwc_reason {
 	VWC_REASON_BACKUP_UNKNOWN,
 	VWC_REASON_NO_CACHE_OVERRIDE,
 	VWC_REASON_NO_CACHE_BACKUP_FAILED,
+	VWC_REASON_NS_NO_CACHE,
+	VWC_REASON_NS_NO_CACHE_OVERRIDE,
 };
 
 /**
@@ -111,6 +113,39 @@ struct vwc_decision vwc_policy_decide(const struct vwc_facts *f);
  */
 struct vwc_decision vwc_policy_decide_shared(const struct vwc_facts *facts,
 					     int n);
+
+/**
+ * vwc_policy_decide_ns() - the rule for a namespace, with what the
+ *			    namespace itself reports
+ * @ns_no_vwc:	the namespace's own "volatile write cache not present" bit
+ *		(I/O Command Set Independent Identify Namespace, NSFEAT bit
+ *		5): yes, no, or unknown (not read, or the command failed)
+ * @facts:	one entry per controller reaching the namespace
+ * @n:		number of entries
+ *
+ * The bit is the namespace's, the same through every path: a namespace
+ * that reports no volatile cache has none to lose, so it is write through
+ * whatever its controllers report (their WCE, a failed backup) or the
+ * configuration forces. Unknown, or a namespace that does not set the
+ * bit, leaves the decision to the controllers
+ * (vwc_policy_decide_shared()). "ignore" is honoured first.
+ *
+ * Return: ignored if any controller is ignored; write through with
+ * VWC_REASON_NS_NO_CACHE (VWC_REASON_NS_NO_CACHE_OVERRIDE when a
+ * controller's configuration forced write back) when @ns_no_vwc is yes;
+ * vwc_policy_decide_shared() otherwise.
+ */
+struct vwc_decision vwc_policy_decide_ns(enum vwc_tri ns_no_vwc,
+					 const struct vwc_facts *facts, int n);
+
+/**
+ * vwc_reason_ns_no_cache() - is a reason the namespace's own bit
+ * @reason:	reason
+ *
+ * Return: true for the reasons of vwc_policy_decide_ns()'s row: write
+ * through that no controller's state can change.
+ */
+bool vwc_reason_ns_no_cache(enum vwc_reason reason);
 
 /**
  * vwc_policy_restored() - the rule for a namespace "restore" handed back

@@ -95,6 +95,7 @@ static struct json_object *ctrl_json(const struct vwc_ctrl *c)
 	add_str(o, "serial", c->serial);
 	add_str(o, "firmware", c->firmware);
 	add_str(o, "transport", c->transport);
+	json_object_object_add(o, "subsysnqn", str_or_null(c->subsysnqn));
 	json_object_object_add(o, "pci_id", str_or_null(c->pci_id));
 	json_object_object_add(o, "vwc_present", tri_json(c->facts.present));
 	add_str(o, "wce", vwc_tri_wce_str(c->facts.wce));
@@ -129,6 +130,8 @@ static struct json_object *ns_json(const struct vwc_run *r,
 	json_object_object_add(o, "controllers", ctrls);
 	add_str(o, "write_cache_before", vwc_mode_str(ns->before));
 	add_str(o, "write_cache_after", vwc_mode_str(ns->after));
+	json_object_object_add(o, "ns_no_volatile_cache",
+			       tri_json(ns->no_vwc));
 	add_str(o, "recommended", vwc_mode_str(ns->decision.mode));
 	add_str(o, "action", vwc_action_str(ns->action));
 	add_str(o, "reason", vwc_reason_str(ns->decision.reason));
@@ -311,7 +314,8 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 				prom_label(out, "serial", c->serial, false);
 				prom_label(out, "firmware", c->firmware, false);
 				prom_label(out, "transport", c->transport, false);
-				prom_label(out, "pci_id", c->pci_id, true);
+				prom_label(out, "pci_id", c->pci_id, false);
+				prom_label(out, "subsysnqn", c->subsysnqn, true);
 			}
 			v = k == 0 ? 1 : k == 1 ? tri_num(c->facts.present) :
 			    k == 2 ? tri_num(c->facts.wce) :
@@ -320,7 +324,7 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			fprintf(out, "} %d\n", v);
 		}
 	}
-	for (j = 0; j < 3; j++) {
+	for (j = 0; j < 4; j++) {
 		static const char *const names[][2] = {
 			{ "nvme_vwc_namespace_write_back",
 			  "Block-layer queue/write_cache: 1 write back, 0 write through." },
@@ -328,6 +332,8 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			  "What the policy says: 1 write back, 0 write through, -1 ignored." },
 			{ "nvme_vwc_namespace_drift",
 			  "1 if write_cache differs from what the policy says." },
+			{ "nvme_vwc_namespace_cache_not_present",
+			  "The namespace's own NSFEAT bit 5 (no volatile write cache, write through whatever its controllers say): 1 set, 0 clear, -1 unknown." },
 		};
 
 		prom_head(out, names[j][0], names[j][1]);
@@ -340,7 +346,7 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			v = j == 0 ? ns->after == VWC_MODE_WRITE_BACK :
 			    j == 1 ? (ns->decision.mode == VWC_MODE_NONE ? -1 :
 				      ns->decision.mode == VWC_MODE_WRITE_BACK) :
-				     vwc_ns_drift(ns);
+			    j == 2 ? vwc_ns_drift(ns) : tri_num(ns->no_vwc);
 			fprintf(out, "%s{", names[j][0]);
 			prom_label(out, "namespace", ns->name, false);
 			prom_label(out, "controller",
@@ -377,12 +383,26 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 	fprintf(out, "nvme_vwc_audit_errors %d\n", r->nr_errs + r->nr_failed);
 }
 
+/* PCI ID, or the transport of a fabrics controller */
+static const char *where_str(const struct vwc_ctrl *c)
+{
+	return c->pci_id[0] ? c->pci_id : c->transport[0] ? c->transport : "-";
+}
+
+/* The cache a namespace's row shows: its own when it says it has none. */
+static const char *ns_cache_str(const struct vwc_ctrl *c,
+				const struct vwc_ns *ns)
+{
+	return ns->no_vwc == VWC_TRI_YES ? "namespace: no volatile cache" :
+					   cache_str(c);
+}
+
 static void print_audit(const struct vwc_run *r, FILE *out)
 {
 	int i, j;
 
 	fprintf(out, "%-10s %-22s %-10s %-26s %-12s %-14s %-14s %s\n",
-		"CONTROLLER", "MODEL", "PCI", "CACHE", "NAMESPACE", "CURRENT",
+		"CONTROLLER", "MODEL", "PCI/TRANS", "CACHE", "NAMESPACE", "CURRENT",
 		"RECOMMENDED", "STATE");
 	for (i = 0; i < r->topo.nr_ctrls; i++) {
 		const struct vwc_ctrl *c = &r->topo.ctrls[i];
@@ -397,16 +417,20 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 				continue;
 			any = true;
 			fprintf(out, "%-10s %-22.22s %-10s %-26s %-12s %-14s %-14s %s\n",
-				c->name, c->model, c->pci_id[0] ? c->pci_id : "-",
-				cache_str(c), ns->name, vwc_mode_str(ns->after),
+				c->name, c->model, where_str(c),
+				ns_cache_str(c, ns), ns->name,
+				vwc_mode_str(ns->after),
 				vwc_mode_str(ns->decision.mode),
 				ns->action == VWC_ACT_FAILED ? "ERROR" :
 				vwc_ns_drift(ns) ? "DRIFT" : "ok");
 		}
 		if (!any)
 			fprintf(out, "%-10s %-22.22s %-10s %-26s %-12s\n", c->name,
-				c->model, c->pci_id[0] ? c->pci_id : "-",
-				cache_str(c), "-");
+				c->model, where_str(c), cache_str(c), "-");
+		if (!c->pci_id[0] && c->transport[0])
+			fprintf(out, "  %s: transport %s, target subsystem %s\n",
+				c->name, c->transport,
+				c->subsysnqn[0] ? c->subsysnqn : "unknown");
 		if (c->hwdb_quirks[0])
 			fprintf(out, "  %s: quirk database: %s; kernel: %s\n",
 				c->name, c->hwdb_quirks,

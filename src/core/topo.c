@@ -207,6 +207,7 @@ static int add_ctrl(struct vwc_topo *t, const char *sysname,
 	read_attr(syspath, "firmware_rev", c->firmware, sizeof(c->firmware));
 	read_attr(syspath, "transport", c->transport, sizeof(c->transport));
 	read_attr(syspath, "subsysnqn", c->subsysnqn, sizeof(c->subsysnqn));
+	read_attr(syspath, "cntrltype", c->cntrltype, sizeof(c->cntrltype));
 
 	if (pci_parent(syspath, top, pci, sizeof(pci))) {
 		char v[16], d[16];
@@ -264,6 +265,20 @@ bool vwc_ctrl_peers(const struct vwc_ctrl *a, const struct vwc_ctrl *b)
 	       !strcmp(a->subsysnqn, b->subsysnqn);
 }
 
+bool vwc_ctrl_is_discovery(const struct vwc_topo *t, int c)
+{
+	const struct vwc_ctrl *ctrl = &t->ctrls[c];
+	int i;
+
+	if (strcmp(ctrl->subsysnqn, DISCOVERY_NQN) &&
+	    strcmp(ctrl->cntrltype, "discovery"))
+		return false;
+	for (i = 0; i < t->nr_ns; i++)
+		if (vwc_ns_has_ctrl(&t->ns[i], c))
+			return false;
+	return true;
+}
+
 bool vwc_topo_has_peers(const struct vwc_topo *t, int c)
 {
 	int i;
@@ -305,6 +320,11 @@ static uint32_t read_nsid(const char *syspath)
 	if (errno || end == buf || *end || !v || v >= 0xffffffffUL)
 		return 0;
 	return (uint32_t)v;
+}
+
+uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns)
+{
+	return read_nsid(ns->syspath);
 }
 
 static int ns_add_ctrl(struct vwc_ns *ns, int c);
@@ -389,6 +409,7 @@ static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
 		return NULL;
 	t->ns = arr;
 	memset(&arr[t->nr_ns], 0, sizeof(*arr));
+	arr[t->nr_ns].no_vwc = VWC_TRI_UNKNOWN;
 	snprintf(arr[t->nr_ns].name, sizeof(arr->name), "%s", name);
 	return &arr[t->nr_ns++];
 }
@@ -590,6 +611,8 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
 	/* no active namespace list read yet: a peer may reach any */
 	vwc_topo_link_reach(t);
+	for (i = 0; i < t->nr_ctrls; i++)
+		t->ctrls[i].discovery = vwc_ctrl_is_discovery(t, i);
 	return 0;
 fail:
 	vwc_topo_free(t);

@@ -78,6 +78,14 @@ enum vwc_action {
  * @nr_nsids:		how many
  * @nsids_known:	@nsids read; else it may reach any namespace of its
  *			subsystem
+ * @ver:		Identify Controller VER (NVMe version), 0 if not read
+ * @ns_indep_refused:	refused the I/O Command Set Independent Identify
+ *			Namespace once: not asked again (an error log entry
+ *			each time)
+ * @cntrltype:		/sys/class/nvme/nvmeN/cntrltype ("io", "discovery",
+ *			"admin"; "" where the kernel does not say)
+ * @discovery:		a discovery controller (vwc_ctrl_is_discovery()):
+ *			no namespace, nothing to decide; never selected
  */
 struct vwc_ctrl {
 	char name[VWC_NAME_LEN];
@@ -111,6 +119,10 @@ struct vwc_ctrl {
 	uint32_t *nsids;
 	int nr_nsids;
 	bool nsids_known;
+	uint32_t ver;
+	bool ns_indep_refused;
+	char cntrltype[16];
+	bool discovery;
 };
 
 /**
@@ -126,9 +138,12 @@ struct vwc_ctrl {
  * @nr_joining:		the last of @ctrl: controllers that reach it by
  *			their active namespace list alone (no node of it
  *			through them yet)
+ * @no_vwc:		the namespace's own "no volatile write cache" bit
+ *			(vwc_nvme_ns_no_vwc()), the same through every
+ *			path: unknown until read (vwc_probe_ns())
  * @wanted:		selected by the run
  * @decision:		what the policy decided over every controller of
- *			@ctrl
+ *			@ctrl and @no_vwc
  * @before:		queue/write_cache as found
  * @after:		queue/write_cache as left
  * @action:		what happened to it
@@ -143,6 +158,7 @@ struct vwc_ns {
 	int nr_paths;
 	uint32_t nsid;
 	int nr_joining;
+	enum vwc_tri no_vwc;
 
 	bool wanted;
 	struct vwc_decision decision;
@@ -251,6 +267,20 @@ bool vwc_ns_has_ctrl(const struct vwc_ns *ns, int c);
 bool vwc_ctrl_peers(const struct vwc_ctrl *a, const struct vwc_ctrl *b);
 
 /**
+ * vwc_ctrl_is_discovery() - is a controller a discovery controller
+ * @t:		topology
+ * @c:		controller index
+ *
+ * A discovery controller (the well-known discovery NQN, or cntrltype
+ * "discovery") has no namespace, no volatile write cache and no SMART
+ * log: there is nothing to decide for it. One that some namespace of @t
+ * is reached through is not taken for one.
+ *
+ * Return: true if it is one.
+ */
+bool vwc_ctrl_is_discovery(const struct vwc_topo *t, int c);
+
+/**
  * vwc_topo_has_peers() - does controller @c share its subsystem
  * @t:		topology
  * @c:		controller index
@@ -279,6 +309,14 @@ bool vwc_topo_has_peers(const struct vwc_topo *t, int c);
  * Reads each such namespace's id from sysfs once.
  */
 void vwc_topo_link_reach(struct vwc_topo *t);
+
+/**
+ * vwc_ns_read_nsid() - a namespace's id, from sysfs
+ * @ns:		namespace (its head node with multipath)
+ *
+ * Return: the id, or 0 if it cannot be read.
+ */
+uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns);
 
 /**
  * vwc_topo_new_peer() - has a controller joined @ns's subsystem since the

@@ -24,6 +24,7 @@
  * every controller, namespace and path the host has.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -305,6 +306,35 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 	}
 }
 
+/*
+ * While <rundir>/sidecar-active exists, the udev rules leave a
+ * namespace's add to the sidecar (71-nvme-vwc-sync.rules): it reads every
+ * event that came at once and handles them in one pass, with no process
+ * started per namespace (at fabrics scale, hundreds of namespaces a
+ * connect). Made once the first pass is done, removed at stop. Left
+ * behind by a crash, it costs no safety: a namespace that appears starts
+ * in the kernel's own mode, write back whenever a cache may be on (or
+ * none is there), and systemd starts the sidecar again, whose first pass
+ * takes every namespace present.
+ */
+static void udev_handoff(bool on)
+{
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sidecar-active", vwc_rundir());
+	if (!on) {
+		unlink(path);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		vwc_warn("watch: cannot create %s: %s; udev's rules keep running a sync for each namespace that appears",
+			 path, strerror(errno));
+	else
+		close(fd);
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct unbound_watch uw = { .fd = -1 };
@@ -358,6 +388,7 @@ int cmd_watch(int argc, char **argv)
 		   wr.src.fast ? vwc_fast_how(wr.src.fast) :
 		   "fallback (close events, udev, safety net)");
 	next_net = vwc_watch_now() + period;
+	udev_handoff(true);
 	/*
 	 * Type=notify: the service is started, and multi-user.target can be
 	 * reached, only once every namespace present has its mode.
@@ -411,6 +442,7 @@ out:
 	close(sfd);
 	if (uw.fd >= 0)
 		close(uw.fd);
+	udev_handoff(false);
 	vwc_sidecar_unregister();
 	watch_stop(&wr);
 	return ret;

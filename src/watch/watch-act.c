@@ -396,6 +396,8 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (t->ctrls[i].wanted)
 			full |= probe(wr, &t->ctrls[i]);
+	/* each namespace's own bit, once a topology */
+	vwc_probe_ns(&wr->run);
 	wr->run.lock_wait_ms = 0;
 	vwc_run_apply(&wr->run);
 	note_lock_hold(held);
@@ -581,7 +583,9 @@ void vwc_watch_publish_fast(struct vwc_sidecar *wr)
 			struct vwc_ns *ns = &t->ns[j];
 			struct vwc_fast_ns *fn;
 
-			if (!vwc_ns_has_ctrl(ns, i) || ns_ignored(&wr->run, ns))
+			/* ignored, or no cache of its own: left alone */
+			if (!vwc_ns_has_ctrl(ns, i) || ns_ignored(&wr->run, ns) ||
+			    ns->no_vwc == VWC_TRI_YES)
 				continue;
 			fn = &fc->ns[fc->nr_ns++];
 			snprintf(fn->name, sizeof(fn->name), "%s", ns->name);

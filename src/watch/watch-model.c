@@ -232,6 +232,8 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			tc->probed = true;
 			tc->facts = c->facts;
 			tc->vwc = c->vwc;
+			tc->ver = c->ver;
+			tc->ns_indep_refused = c->ns_indep_refused;
 			tc->critical_warning = c->critical_warning;
 			tc->decision = vwc_policy_decide(&tc->facts);
 		}
@@ -558,6 +560,8 @@ void vwc_model_learn(struct vwc_wctrl *c, const struct vwc_ctrl *tc)
 	c->known = !tc->err && !tc->errmsg[0];
 	c->facts = tc->facts;
 	c->vwc = tc->vwc;
+	c->ver = tc->ver;
+	c->ns_indep_refused = tc->ns_indep_refused;
 	c->critical_warning = tc->critical_warning;
 }
 

@@ -72,6 +72,9 @@ struct vwc_wpending {
  * @known:	@facts, @vwc and @critical_warning are valid
  * @facts:	the facts last read
  * @vwc:	Identify Controller's VWC byte last read
+ * @ver:	Identify Controller's VER last read
+ * @ns_indep_refused: it refused the I/O Command Set Independent Identify
+ *		Namespace (not asked again)
  * @critical_warning: SMART critical warning byte last read
  * @settle:	pending re-checks (monotonic seconds, 0 none)
  * @pending:	Set Features 06h submitted, not completed (the pending
@@ -100,6 +103,8 @@ struct vwc_wctrl {
 	bool known;
 	struct vwc_facts facts;
 	uint8_t vwc, critical_warning;
+	uint32_t ver;
+	bool ns_indep_refused;
 	double settle[VWC_MODEL_SETTLE_N];
 	struct vwc_wpending pending[VWC_MODEL_PENDING_N];
 	int nr_pending;

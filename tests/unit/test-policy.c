@@ -49,6 +49,50 @@ static const struct {
 	{ { N, U, U, VWC_OVERRIDE_WRITE_BACK }, WT, VWC_REASON_NO_CACHE_OVERRIDE, "forced write-back, absent, SMART unread" },
 };
 
+/*
+ * The namespace's own "no volatile write cache" bit (NSFEAT bit 5), over
+ * the controllers reaching it: yes is write through whatever they say;
+ * no and unknown leave it to them.
+ */
+static const struct vwc_facts on = { Y, Y, N, 0 }, off = { Y, N, N, 0 };
+static const struct vwc_facts unk = { Y, U, N, 0 }, idf = { U, U, U, 0 };
+static const struct vwc_facts bkf = { Y, N, Y, 0 };
+static const struct vwc_facts fwb = { Y, Y, N, VWC_OVERRIDE_WRITE_BACK };
+static const struct vwc_facts ign = { Y, Y, N, VWC_OVERRIDE_IGNORE };
+
+static const struct {
+	enum vwc_tri ns;
+	struct vwc_facts f[2];
+	int n;
+	enum vwc_mode mode;
+	enum vwc_reason reason;
+	const char *row;
+} ns_table[] = {
+	{ Y, { on }, 1, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, WCE 1" },
+	{ Y, { unk }, 1, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, WCE unknown" },
+	{ Y, { idf }, 1, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, identify controller failed" },
+	{ Y, { bkf }, 1, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, backup failed" },
+	{ Y, { off }, 1, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, WCE 0" },
+	{ Y, { on, unk }, 2, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, two paths on+unknown" },
+	{ Y, { fwb }, 1, WT, VWC_REASON_NS_NO_CACHE_OVERRIDE, "ns no cache, forced write-back" },
+	{ Y, { off, fwb }, 2, WT, VWC_REASON_NS_NO_CACHE_OVERRIDE, "ns no cache, one path forced write-back" },
+	{ Y, { ign }, 1, VWC_MODE_NONE, VWC_REASON_IGNORED, "ns no cache, ignored" },
+	{ Y, { on, ign }, 2, VWC_MODE_NONE, VWC_REASON_IGNORED, "ns no cache, one path ignored" },
+	{ Y, { { 0 } }, 0, WT, VWC_REASON_NS_NO_CACHE, "ns no cache, no controller" },
+	/* unknown: the row does not apply, the controllers decide */
+	{ U, { on }, 1, WB, VWC_REASON_WCE_ENABLED, "ns unknown, WCE 1" },
+	{ U, { unk }, 1, WB, VWC_REASON_WCE_UNKNOWN, "ns unknown, WCE unknown" },
+	{ U, { off }, 1, WT, VWC_REASON_WCE_DISABLED, "ns unknown, WCE 0" },
+	{ U, { off, on }, 2, WB, VWC_REASON_SHARED_ENABLED, "ns unknown, paths off+on" },
+	{ U, { { 0 } }, 0, WB, VWC_REASON_NO_CONTROLLER, "ns unknown, no controller" },
+	/* a namespace that may have a cache: the controllers decide */
+	{ N, { on }, 1, WB, VWC_REASON_WCE_ENABLED, "ns may cache, WCE 1" },
+	{ N, { off }, 1, WT, VWC_REASON_WCE_DISABLED, "ns may cache, WCE 0" },
+	{ N, { bkf }, 1, WB, VWC_REASON_BACKUP_FAILED, "ns may cache, backup failed" },
+	{ N, { fwb }, 1, WB, VWC_REASON_OVERRIDE, "ns may cache, forced write-back" },
+	{ N, { off, unk }, 2, WB, VWC_REASON_WCE_UNKNOWN, "ns may cache, paths off+unknown" },
+};
+
 int main(void)
 {
 	enum vwc_mode m;
@@ -62,11 +106,26 @@ int main(void)
 		   vwc_mode_str(table[i].mode));
 	}
 
+	for (i = 0; i < sizeof(ns_table) / sizeof(ns_table[0]); i++) {
+		struct vwc_decision d = vwc_policy_decide_ns(ns_table[i].ns,
+							     ns_table[i].f,
+							     ns_table[i].n);
+
+		ok(d.mode == ns_table[i].mode && d.reason == ns_table[i].reason,
+		   "decide_ns: %s -> %s (%s)", ns_table[i].row,
+		   vwc_mode_str(ns_table[i].mode),
+		   vwc_reason_str(ns_table[i].reason));
+	}
+	ok(vwc_reason_ns_no_cache(VWC_REASON_NS_NO_CACHE) &&
+	   vwc_reason_ns_no_cache(VWC_REASON_NS_NO_CACHE_OVERRIDE) &&
+	   !vwc_reason_ns_no_cache(VWC_REASON_NO_CACHE) &&
+	   !vwc_reason_ns_no_cache(VWC_REASON_WCE_DISABLED),
+	   "the namespace's reasons are told apart from the controller's");
+
 	/* multipath: write-through only if every controller says so */
 	{
-		struct vwc_facts off = { Y, N, N, 0 }, on = { Y, Y, N, 0 };
-		struct vwc_facts none = { N, U, N, 0 }, unk = { Y, U, N, 0 };
-		struct vwc_facts ign = { Y, N, N, VWC_OVERRIDE_IGNORE };
+		struct vwc_facts none = { N, U, N, 0 };
+		struct vwc_facts ign_off = { Y, N, N, VWC_OVERRIDE_IGNORE };
 		struct vwc_facts f2[2];
 		struct vwc_decision d;
 
@@ -87,7 +146,7 @@ int main(void)
 		d = vwc_policy_decide_shared(f2, 2);
 		ok(d.mode == WB && d.reason == VWC_REASON_WCE_UNKNOWN,
 		   "shared: off+unknown -> write back");
-		f2[0] = off; f2[1] = ign;
+		f2[0] = off; f2[1] = ign_off;
 		d = vwc_policy_decide_shared(f2, 2);
 		ok(d.mode == VWC_MODE_NONE, "shared: one ignored -> untouched");
 		f2[0] = off; f2[1] = (struct vwc_facts){ N, U, Y, 0 };
@@ -123,7 +182,7 @@ int main(void)
 		ok(d.mode == VWC_MODE_NONE, "restored: ignored stays untouched");
 	}
 
-	for (i = VWC_REASON_IGNORED; i <= VWC_REASON_NO_CACHE_BACKUP_FAILED; i++)
+	for (i = VWC_REASON_IGNORED; i <= VWC_REASON_NS_NO_CACHE_OVERRIDE; i++)
 		ok(strcmp(vwc_reason_str((enum vwc_reason)i), "?") != 0,
 		   "reason %zu has its text", i);
 	ok(strstr(vwc_reason_str(VWC_REASON_NO_CACHE_OVERRIDE), "no volatile write cache") &&

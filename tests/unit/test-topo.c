@@ -276,7 +276,9 @@ int main(void)
 	 * head nvme1n1 (nsid 1) has paths through both; nvme5 joins A with
 	 * no path yet. nvme6 and nvme7 share subsystem B with the kernel's
 	 * multipath off: nsid 1 is nvme6n1 and nvme7n1, nsid 2 is nvme6's
-	 * alone. Two discovery controllers share the well-known NQN.
+	 * alone. Two discovery controllers: nvme8 with the well-known NQN,
+	 * nvme9 with one of its own and cntrltype "discovery" (a unique
+	 * discovery controller).
 	 */
 	pci_fn("pci0000:00/0000:00:06.0", "0x1b36", "0x0010");
 	pci_fn("pci0000:00/0000:00:07.0", "0x1b36", "0x0010");
@@ -305,11 +307,12 @@ int main(void)
 			snprintf(want, sizeof(want), "%s\n", nqn[i][2]);
 			put(rel, want);
 		}
-		for (i = 8; i <= 9; i++) {
-			snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme%d/subsysnqn",
-				 fab, i);
-			put(rel, "nqn.2014-08.org.nvmexpress.discovery\n");
-		}
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme8/subsysnqn", fab);
+		put(rel, "nqn.2014-08.org.nvmexpress.discovery\n");
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme9/subsysnqn", fab);
+		put(rel, "nqn.2026-12.org.vwc:unique-discovery\n");
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme9/cntrltype", fab);
+		put(rel, "discovery\n");
 		disk("pci0000:00/0000:00:07.0/nvme/nvme6", "nvme6n1");
 		disk("pci0000:00/0000:00:07.0/nvme/nvme6", "nvme6n2");
 		disk("pci0000:00/0000:00:08.0/nvme/nvme7", "nvme7n1");
@@ -330,6 +333,11 @@ int main(void)
 		ok(!vwc_ctrl_peers(c_by(&t, "nvme8"), c_by(&t, "nvme9")) &&
 		   !vwc_topo_has_peers(&t, vwc_topo_find_ctrl(&t, "nvme8")),
 		   "discovery controllers are never peers");
+		ok(c_by(&t, "nvme8")->discovery && c_by(&t, "nvme9")->discovery &&
+		   !t.ctrls[i5].discovery && !c_by(&t, "nvme0")->discovery &&
+		   !c_by(&t, "nvme1")->discovery,
+		   "discovery controllers told apart: the well-known NQN, cntrltype discovery");
+		is_str(c_by(&t, "nvme9")->cntrltype, "discovery", "cntrltype read");
 		ok(!vwc_topo_has_peers(&t, vwc_topo_find_ctrl(&t, "nvme0")),
 		   "a controller alone in its subsystem has none");
 

@@ -11,9 +11,11 @@
 # 6.1-generic and 6.12-generic also carry a T700 stand-in module directory
 # (see t700_standin).
 # 7.2-generic-io and 6.1-generic-io: the same generic kernels with nvme-loop
-# and null_blk added, for the benchmark io-cost (bench/run.sh) only: null_blk
-# makes a block device at boot, which the test cases must not see. Tags of
-# their own, so the test kernels' module lists (their cache key) stay.
+# and null_blk added, for the benchmark io-cost (bench/run.sh) and the case
+# fabrics-loop (Linux's target over nvme-loop), which name the tag on their
+# "# kernels:" line: null_blk makes a block device at boot, which the other
+# test cases must not see. Tags of their own, so the test kernels' module
+# lists (their cache key) stay.
 # Debian 12's kernel is built without nvme-loop (CONFIG_NVME_TARGET_LOOP is
 # not set): 6.1-generic-io carries nvmet-tcp and nvme-tcp instead, for an
 # export over TCP on the guest's loopback interface.

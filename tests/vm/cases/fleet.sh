@@ -72,7 +72,7 @@ usec() {
 }
 
 # --- the table -------------------------------------------------------------
-# Rows: CONTROLLER MODEL PCI CACHE NAMESPACE CURRENT RECOMMENDED STATE, with
+# Rows: CONTROLLER MODEL PCI/TRANS CACHE NAMESPACE CURRENT RECOMMENDED STATE, with
 # spaces inside MODEL, CACHE and the modes: pick the namespace by its form
 # and the state from the last field.
 table_rows() { # FILE -> "ctrl ns state" per namespace row, sorted by ns
@@ -85,7 +85,7 @@ table_rows() { # FILE -> "ctrl ns state" per namespace row, sorted by ns
 check_table() { # LABEL FILE EXPECT_OFF_STATE
 	rows=$(table_rows "$2")
 	check_eq "$1: 64 namespace rows" "$(echo "$rows" | grep -c .)" "$NNS"
-	check_eq "$1: header" "$(head -n 1 "$2" | tr -s ' ')" "CONTROLLER MODEL PCI CACHE NAMESPACE CURRENT RECOMMENDED STATE"
+	check_eq "$1: header" "$(head -n 1 "$2" | tr -s ' ')" "CONTROLLER MODEL PCI/TRANS CACHE NAMESPACE CURRENT RECOMMENDED STATE"
 	want=$(for n in $NS_OFF; do echo "$n $3"; done; for n in $NS_ON; do echo "$n ok"; done)
 	got=$(echo "$rows" | awk '{ print $2, $3 }' | sort)
 	check_eq "$1: state per namespace (WCE off: $3, WCE on: ok)" "$got" "$(echo "$want" | sort)"
@@ -203,7 +203,7 @@ prom_block() {
 }
 check_prom() { # LABEL FILE DRIFT_SUM
 	out=$(promlint "$2") && pass "$1: lint ($(echo "$out" | tail -n 1))" || fail "$1: lint" "$(echo "$out" | head -n 5 | tr '\n' ' ')"
-	check_eq "$1: every family a gauge with HELP" "$(grep -c '^# TYPE .* gauge$' "$2") $(grep -c '^# HELP ' "$2")" "13 13"
+	check_eq "$1: every family a gauge with HELP" "$(grep -c '^# TYPE .* gauge$' "$2") $(grep -c '^# HELP ' "$2")" "14 14"
 	check_eq "$1: controller_info x16" "$(psum "$2" nvme_vwc_controller_info)" "16 16"
 	check_eq "$1: cache_present x16, all 1" "$(psum "$2" nvme_vwc_cache_present)" "16 16"
 	check_eq "$1: cache_enabled x16, 8 on" "$(psum "$2" nvme_vwc_cache_enabled)" "16 8"
@@ -215,7 +215,7 @@ check_prom() { # LABEL FILE DRIFT_SUM
 	check_eq "$1: cache_enabled of WCE-off $c" "$(pval "$2" nvme_vwc_cache_enabled controller "$c")" 0
 	n=$(echo "$NS_OFF" | head -n 1)
 	check_eq "$1: drift of $n" "$(pval "$2" nvme_vwc_namespace_drift namespace "$n")" "$([ "$3" -gt 0 ] && echo 1 || echo 0)"
-	check_eq "$1: info labels" "$(grep "^nvme_vwc_controller_info{controller=\"$c\"," "$2" | sed 's/ 1$//; s/^[^{]*{//; s/}$//; s/="[^"]*"//g')" "controller,model,serial,firmware,transport,pci_id"
+	check_eq "$1: info labels" "$(grep "^nvme_vwc_controller_info{controller=\"$c\"," "$2" | sed 's/ 1$//; s/^[^{]*{//; s/}$//; s/="[^"]*"//g')" "controller,model,serial,firmware,transport,pci_id,subsysnqn"
 }
 usec nvme vwc audit -o prometheus
 info "nvme vwc audit -o prometheus, 64 namespaces: ${us} us wall under TCG"

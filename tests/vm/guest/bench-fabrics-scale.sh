@@ -1,0 +1,148 @@
+#!/bin/sh
+# timeout: 3000
+#
+# The udev rule's cost at fabrics scale: Linux's own target over nvme-loop
+# in one guest (kernel tag 7.2-generic-io), S subsystems of K namespaces
+# each (vwc.fs_subsys=S vwc.fs_ns=K on the kernel command line, default
+# 32 x 16 = 512), half of each subsystem's namespaces on a null_blk device
+# without a write cache (NSFEAT bit 5 set: write through), half on one
+# with a cache (write back). With udevd running the image's rules (the
+# host's and the project's), the subsystems are connected one after the
+# other and udev settled, timed: first with the project's rule opted out
+# (ENV{NVME_VWC_SYNC}="0"), then with it, then with it and the sidecar
+# running (namespace adds handed to the sidecar), in the same boot,
+# disconnected in between. Also: the CPU time of the whole guest over each phase, one
+# sync of one namespace at that
+# scale beside a process start, and audit over everything.
+. /vwc/guest/lib.sh
+plan 2
+
+S=32 K=16
+for a in $(cat /proc/cmdline); do
+	case $a in
+	vwc.fs_subsys=*) S=${a#*=} ;;
+	vwc.fs_ns=*) K=${a#*=} ;;
+	esac
+done
+M=/lib/modules/$(uname -r)
+setup_fail() { fail "fabrics-scale: setup" "$1"; finish; exit 1; }
+grep -q '/nvme-loop\.ko$' "$M/modules.load" 2>/dev/null ||
+	setup_fail "no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
+
+mount -t configfs none /sys/kernel/config 2>/dev/null
+NB=/sys/kernel/config/nullb/nullbwc
+mkdir "$NB" && echo 1024 >"$NB/size" && echo 1 >"$NB/memory_backed" &&
+	echo 16 >"$NB/cache_size" && echo 1 >"$NB/power" ||
+	setup_fail "null_blk with a cache refused"
+WCDEV=nullbwc
+[ -b /dev/$WCDEV ] || WCDEV=nullb$(cat "$NB/index")
+[ -b /dev/$WCDEV ] || setup_fail "no null_blk disk with a cache"
+
+PT=/sys/kernel/config/nvmet/ports/1
+mkdir "$PT" && echo loop >"$PT/addr_trtype" || setup_fail "nvmet port"
+s=1
+while [ $s -le "$S" ]; do
+	SS=/sys/kernel/config/nvmet/subsystems/nqn.2026-12.org.vwc:s$s
+	mkdir "$SS" && echo 1 >"$SS/attr_allow_any_host" || setup_fail "subsystem $s"
+	n=1
+	while [ $n -le "$K" ]; do
+		mkdir "$SS/namespaces/$n" || setup_fail "namespace $s/$n"
+		# several namespaces share one backing device (opened shared)
+		if [ $((n % 2)) = 1 ]; then dev=/dev/nullb0; else dev=/dev/$WCDEV; fi
+		printf %s "$dev" >"$SS/namespaces/$n/device_path" &&
+			echo 1 >"$SS/namespaces/$n/enable" ||
+			setup_fail "namespace $s/$n on $dev"
+		n=$((n + 1))
+	done
+	ln -s "$SS" "$PT/subsystems/nqn.2026-12.org.vwc:s$s" || setup_fail "link $s"
+	s=$((s + 1))
+done
+mkdir -p /etc/nvme
+hid=$(cat /proc/sys/kernel/random/uuid)
+echo "nqn.2014-08.org.nvmexpress:uuid:$hid" >/etc/nvme/hostnqn
+echo "$hid" >/etc/nvme/hostid
+
+BIN=$(command -v nvme-vwc-sync)
+start_udev >/dev/null 2>&1 || setup_fail "udevd"
+
+busy() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6 }' /proc/stat; }
+now() { /usr/bin/date +%s%N; }
+nsn() { ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$'; }
+
+# phase NAME: connect every subsystem one after the other, then settle
+phase() {
+	_b0=$(busy) _t0=$(now)
+	s=1
+	while [ $s -le "$S" ]; do
+		nvme connect -t loop -n "nqn.2026-12.org.vwc:s$s" >/dev/null 2>&1 ||
+			info "$1: connect s$s failed"
+		s=$((s + 1))
+	done
+	_t1=$(now)
+	udevadm settle --timeout=1800
+	_t2=$(now)
+	_b1=$(busy)
+	echo "BENCH: $1: $(nsn) namespaces on $S subsystems: connect ${S}x $(((_t1 - _t0) / 1000000)) ms, then settle $(((_t2 - _t1) / 1000000)) ms: total $(((_t2 - _t0) / 1000000)) ms; guest CPU busy $((_b1 - _b0)) ticks of $(getconf CLK_TCK 2>/dev/null || echo 100)/s"
+	eval "T_$2=$(((_t2 - _t0) / 1000000))"
+}
+disconnect_all() {
+	s=1
+	while [ $s -le "$S" ]; do
+		nvme disconnect -n "nqn.2026-12.org.vwc:s$s" >/dev/null 2>&1
+		s=$((s + 1))
+	done
+	udevadm settle --timeout=600
+	wait_for - 60 sh -c '[ "$(ls /sys/block | grep -c "^nvme")" = 0 ]'
+}
+modes() { # "write through" and "write back" counts over the heads
+	for b in /sys/block/nvme*n*; do
+		case ${b##*/} in nvme*c*n*) continue ;; esac
+		cat "$b/queue/write_cache"
+	done | sort | uniq -c | tr -s ' ' | tr '\n' ';'
+}
+
+echo 'ENV{NVME_VWC_SYNC}="0"' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+phase "rule opted out" off
+echo "BENCH: rule opted out: modes $(modes)"
+disconnect_all
+rm /etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+udevadm control --reload
+phase "with the rule" on
+echo "BENCH: with the rule: modes $(modes)"
+echo "BENCH: with the rule / opted out: $(awk -v a="$T_on" -v b="$T_off" 'BEGIN { printf "%.2fx", a / b }')"
+
+# the rule with the sidecar running: namespace adds are the sidecar's
+# (it made <rundir>/sidecar-active); how long until its log is quiet (its
+# work on the events done), its CPU time
+disconnect_all
+sidecar_start /tmp/watch.log -v
+wait_for - 120 test -e /run/nvme-vwc-sync/sidecar-active ||
+	info "no /run/nvme-vwc-sync/sidecar-active: this build's sidecar does not make it"
+cpu() { awk '{ print $14 + $15 }' "/proc/$SC_PID/stat"; }
+c0=$(cpu)
+phase "with the rule and the sidecar" sc
+_q0=$(now)
+log_quiet /tmp/watch.log 600
+echo "BENCH: with the rule and the sidecar: the sidecar's log quiet $(((($(now) - _q0) / 1000000) - 3000)) ms after settle (3 s of quiet not counted); its CPU $(($(cpu) - c0)) ticks; modes $(modes); / opted out: $(awk -v a="$T_sc" -v b="$T_off" 'BEGIN { printf "%.2fx", a / b }')"
+sidecar_stop "the sidecar stops cleanly"
+
+# one sync of one namespace at this scale, beside a process start
+ns=$(ls /sys/block | grep '^nvme[0-9]*n[0-9]*$' | head -n 1)
+med() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+timeit() {
+	_i=0
+	while [ $_i -lt 5 ]; do
+		_t0=$(now)
+		"$@" >/dev/null 2>&1
+		echo $((($(now) - _t0) / 1000))
+		_i=$((_i + 1))
+	done | med
+}
+echo "BENCH: medians of 5, us: nvme-vwc-sync --version $(timeit "$BIN" --version); sync --quiet --keep-restored $ns (what the rule runs) $(timeit "$BIN" sync --quiet --keep-restored "$ns"); sync --dry-run $ns $(timeit "$BIN" sync --dry-run "$ns")"
+_t0=$(now)
+"$BIN" audit -o json >/tmp/audit.json 2>/tmp/audit.err
+rc=$?
+echo "BENCH: audit -o json over $(jq '.namespaces | length' /tmp/audit.json) namespaces: $((($(now) - _t0) / 1000000)) ms, exit $rc"
+check_eq "audit after the connects with the rule: in sync" "exit $rc" "exit 0"
+finish
