@@ -231,6 +231,7 @@ while read -r line; do
 		peer)
 			peer_kernel=$(kv kernel 7.2-generic-tcp "${w[@]:1}")
 			peer_script=$(kv script '' "${w[@]:1}")
+			[ -n "$peer_script" ] || { echo "run-vm: peer without script=: $line" >&2; exit 1; }
 			;;
 		notracefs) append="$append vwc.notracefs" ;;
 		quirks) nq_set=1 ;;
