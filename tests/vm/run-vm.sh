@@ -79,7 +79,7 @@ while getopts i:k:l:t:a:fp:h opt; do
 	k) tag=$OPTARG ;;
 	l) log=$OPTARG ;;
 	t) timeout=$OPTARG ;;
-	a) append=$OPTARG ;;
+	a) append=" $OPTARG" ;;
 	f) follow=1 ;;
 	p) peer_of=$OPTARG ;;
 	*) usage ;;
