@@ -269,7 +269,8 @@ elif [ -n "$peer_script" ]; then
 	[ -S "$work/net.sock" ] || { echo "run-vm: the peer made no socket: $(tail -n 3 "$log.peer.out")" >&2; exit 4; }
 	args+=(-netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$work/net.sock")
 fi
-[ -z "$peer_of$peer_script" ] || args+=(-device "virtio-net-pci,netdev=n0,mac=$mac")
+# (no option ROM: SeaBIOS would run iPXE's, seconds of its prompt a boot)
+[ -z "$peer_of$peer_script" ] || args+=(-device "virtio-net-pci,netdev=n0,mac=$mac,romfile=")
 
 # Kernels with NVMe as a module come with an overlay archive of modules.
 if [ -s "$kdir/modules.cpio.gz" ]; then
