@@ -90,11 +90,10 @@ nsfeat() {
 	nvme cmdset-ind-id-ns "/dev/$1" -n "$(cat "/sys/block/$1/nsid")" 2>/dev/null |
 		sed -n 's/^nsfeat *: *//p'
 }
-bit5() {
-	_f=$(nsfeat "$1")
-	case $_f in
-	0x* | [0-9]*) [ $((_f & 32)) -ne 0 ] && echo set || echo clear ;;
-	*) echo "unread ($(nvme cmdset-ind-id-ns "/dev/$1" -n "$(cat "/sys/block/$1/nsid")" 2>&1 | head -n 2 | tr '\n' ' '))" ;;
+bit5() { # NSFEAT NS: bit 5 of NS's NSFEAT (nsfeat's output)
+	case $1 in
+	0x* | [0-9]*) [ $(($1 & 32)) -ne 0 ] && echo set || echo clear ;;
+	*) echo "unread ($(nvme cmdset-ind-id-ns "/dev/$2" -n "$(cat "/sys/block/$2/nsid")" 2>&1 | head -n 2 | tr '\n' ' '))" ;;
 	esac
 }
 udevadm settle --timeout=30
@@ -102,9 +101,10 @@ log_quiet /tmp/watch.log 20
 i=1
 while [ "$i" -le "$n" ]; do
 	t=$(ns_head "$i" 1) c=$(ns_head "$i" 2)
-	info "s$i: $t (ft$i) nsfeat $(nsfeat "$t") $(wc "$t"); $c (fc$i) nsfeat $(nsfeat "$c") $(wc "$c")"
-	fact check_eq "s$i: $t (no cache at the target) reports vwc not present" "$(bit5 "$t")" set
-	fact check_eq "s$i: $c (cache at the target) does not" "$(bit5 "$c")" clear
+	ft=$(nsfeat "$t") fc=$(nsfeat "$c")
+	info "s$i: $t (ft$i) nsfeat $ft $(wc "$t"); $c (fc$i) nsfeat $fc $(wc "$c")"
+	fact check_eq "s$i: $t (no cache at the target) reports vwc not present" "$(bit5 "$ft" "$t")" set
+	fact check_eq "s$i: $c (cache at the target) does not" "$(bit5 "$fc" "$c")" clear
 	check_eq "s$i: $t (vwc not present) write through" "$(wc "$t")" "write through"
 	check_eq "s$i: $c (WCE=1) write back" "$(wc "$c")" "write back"
 	i=$((i + 1))
