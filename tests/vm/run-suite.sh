@@ -57,6 +57,9 @@ for f in "$HERE"/cases/*.sh; do
 	for k in $(kernels_of "$f"); do
 		runs+=("$k $f")
 		tags[$k]=1
+		# the kernel of its peer guest (# vm: peer kernel=TAG), fetched too
+		k=$(sed -n 's/^# vm: *peer .*kernel=\([^ ]*\).*/\1/p' "$f" | head -n 1)
+		[ -z "$k" ] || tags[$k]=1
 	done
 done
 # Longest first, so that the last guests to end end together: each

@@ -7,6 +7,8 @@
 #   -t SECONDS  hard timeout (default: the case's "# timeout:" line, else 300)
 #   -a ARGS     extra kernel command line
 #   -f          follow: print the guest's lines (not the kernel's) as they come
+#   -p SOCKET   (run-vm.sh's own, for "# vm: peer") this guest is the peer of
+#               another: its network card listens on the unix socket SOCKET
 # The case file's header describes the machine, one directive a line:
 #   # vm: ctrl [wc=on|off] [ns=N] [size=MiB] [intel] [whole]
 #         controller nvK (K counts from 0 over all controllers), serial VWCK,
@@ -43,6 +45,15 @@
 #                            for this kernel ($VWC_CACHE_DIR/fixtures/NAME/
 #                            <release>/modules.cpio.gz), after the kernel's
 #                            own: its files replace those of the same path
+#   # vm: peer kernel=TAG script=NAME
+#         a second guest, the peer, on kernel TAG running tests/vm/guest/
+#         NAME.sh, joined to this one by a virtual network with no host in
+#         it: a virtio card in each, QEMU's stream netdev over a unix
+#         socket in the run's directory (the peer listens, this guest
+#         connects). The peer gets the same extra command line (-a and
+#         "# vm: append"), its serial log is LOG.peer, and it is stopped
+#         when this guest has ended (after up to 30 s for its own end).
+#         The guests set their addresses themselves (lib.sh net_up).
 #   # timeout: SECONDS
 # A guest line "VWC-HOST: CMD" makes the host send CMD to the QEMU monitor
 # ({dir} in CMD is replaced by the run's directory); replies go to
@@ -61,15 +72,16 @@ CPU=$VQ_CPU
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 1; }
 
-tag=7.2 initrd='' log='' timeout='' append='' follow=''
-while getopts i:k:l:t:a:fh opt; do
+tag=7.2 initrd='' log='' timeout='' append='' follow='' peer_of=''
+while getopts i:k:l:t:a:fp:h opt; do
 	case $opt in
 	i) initrd=$OPTARG ;;
 	k) tag=$OPTARG ;;
 	l) log=$OPTARG ;;
 	t) timeout=$OPTARG ;;
-	a) append=$OPTARG ;;
+	a) append=" $OPTARG" ;;
 	f) follow=1 ;;
+	p) peer_of=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -81,9 +93,19 @@ kdir="$CACHE/kernels/$tag"
 [ -s "$kdir/vmlinuz" ] || { echo "run-vm: no kernel $tag (run tests/vm/kernels.sh $tag)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vwc-vm.XXXXXX")
+peer_pid=''
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
 	[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null || true
+	if [ -n "$peer_pid" ]; then
+		# the peer ends by itself once this guest is done with it
+		for ((k = 0; k < 150; k++)); do
+			kill -0 "$peer_pid" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill "$peer_pid" 2>/dev/null || true
+		wait "$peer_pid" 2>/dev/null || true
+	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -179,7 +201,7 @@ add_subsys() {
 	done
 }
 
-nrp=0 nq_set='' last_plain='' fixtures=()
+nrp=0 nq_set='' last_plain='' fixtures=() peer_kernel='' peer_script='' shared=$append
 while read -r line; do
 	case $line in
 	'# timeout:'*) [ -n "$timeout" ] || timeout=${line#'# timeout:'} ;;
@@ -205,7 +227,12 @@ while read -r line; do
 				img "spare$k" "$(kv size 64 "${w[@]:1}")"
 			done
 			;;
-		append) append="$append ${w[*]:1}" ;;
+		append) append="$append ${w[*]:1}" shared="$shared ${w[*]:1}" ;;
+		peer)
+			peer_kernel=$(kv kernel 7.2-generic-tcp "${w[@]:1}")
+			peer_script=$(kv script '' "${w[@]:1}")
+			[ -n "$peer_script" ] || { echo "run-vm: peer without script=: $line" >&2; exit 1; }
+			;;
 		notracefs) append="$append vwc.notracefs" ;;
 		quirks) nq_set=1 ;;
 		icount) args+=(-icount "shift=$(kv shift 3 "${w[@]:1}"),sleep=off") ;;
@@ -220,6 +247,30 @@ timeout=$(echo "${timeout:-300}" | tr -d ' ')
 # T700 is: the last plain "ctrl" (not "intel"), unless a ctrl line says
 # noquirks or quirks itself, or the case says "# vm: quirks".
 [ -n "$nq_set" ] || [ -z "$last_plain" ] || append="$append vwc.noquirks=VWC$last_plain"
+
+# The network of two guests (# vm: peer): the peer listens, this guest
+# connects once the peer's QEMU has made the socket.
+mac=52:54:00:76:77:02
+if [ -n "$peer_of" ]; then
+	args+=(-netdev "stream,id=n0,server=on,addr.type=unix,addr.path=$peer_of")
+	mac=52:54:00:76:77:01
+elif [ -n "$peer_script" ]; then
+	HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	[ -f "$HERE/guest/$peer_script.sh" ] || { echo "run-vm: no peer script guest/$peer_script.sh" >&2; exit 1; }
+	bash "$0" -p "$work/net.sock" -i "$initrd" -k "$peer_kernel" -l "$log.peer" \
+		-t "$((timeout + 60))" ${shared:+-a "$shared"} "$HERE/guest/$peer_script.sh" \
+		>"$log.peer.out" 2>&1 &
+	peer_pid=$!
+	for ((k = 0; k < 300; k++)); do
+		[ -S "$work/net.sock" ] && break
+		kill -0 "$peer_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -S "$work/net.sock" ] || { echo "run-vm: the peer made no socket: $(tail -n 3 "$log.peer.out")" >&2; exit 4; }
+	args+=(-netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$work/net.sock")
+fi
+# (no option ROM: SeaBIOS would run iPXE's, seconds of its prompt a boot)
+[ -z "$peer_of$peer_script" ] || args+=(-device "virtio-net-pci,netdev=n0,mac=$mac,romfile=")
 
 # Kernels with NVMe as a module come with an overlay archive of modules.
 if [ -s "$kdir/modules.cpio.gz" ]; then

@@ -251,3 +251,25 @@ bench_case() {
 		esac
 	done
 }
+
+# Two guests joined by a virtual network (run-vm.sh "# vm: peer"):
+#   cmdline_arg KEY DEFAULT   the value of KEY=... on the kernel's command
+#                             line (-a and "# vm: append" reach both)
+#   net_up ADDR...            the network card up with each ADDR/24, and lo
+cmdline_arg() {
+	_v=$2
+	for _a in $(cat /proc/cmdline); do
+		case $_a in "$1="*) _v=${_a#*=} ;; esac
+	done
+	echo "$_v"
+}
+net_up() {
+	_if=''
+	for _n in /sys/class/net/*; do
+		[ "${_n##*/}" = lo ] || { _if=${_n##*/}; break; }
+	done
+	[ -n "$_if" ] || { info "net_up: no network card"; return 1; }
+	ip link set lo up
+	ip link set "$_if" up
+	for _a in "$@"; do ip addr add "$_a/24" dev "$_if" || return 1; done
+}
