@@ -75,6 +75,11 @@ enum vwc_action {
  * @nr_nsids:		how many
  * @nsids_known:	@nsids read; else it may reach any namespace of its
  *			subsystem
+ * @kernel_wce:		the kernel was seen honouring WCE for it: with VWC
+ *			present and WCE=0 it exposed every namespace of it
+ *			without a write cache (queue/fua 0) on its own. Its
+ *			namespaces' write through is left to the kernel
+ *			(vwc_run_apply()); kept across rescans by name
  */
 struct vwc_ctrl {
 	char name[VWC_NAME_LEN];
@@ -106,6 +111,7 @@ struct vwc_ctrl {
 	uint32_t *nsids;
 	int nr_nsids;
 	bool nsids_known;
+	bool kernel_wce;
 };
 
 /**
@@ -127,6 +133,10 @@ struct vwc_ctrl {
  * @before:		queue/write_cache as found
  * @after:		queue/write_cache as left
  * @action:		what happened to it
+ * @kernel_held:	write back was decided, but the kernel holds no
+ *			write cache for it (queue/fua 0: it read WCE=0
+ *			itself, or the namespace has none), so write back
+ *			cannot be written; the mode is the kernel's
  * @errmsg:		what failed, for the report
  */
 struct vwc_ns {
@@ -144,6 +154,7 @@ struct vwc_ns {
 	enum vwc_mode before;
 	enum vwc_mode after;
 	enum vwc_action action;
+	bool kernel_held;
 	char errmsg[160];
 };
 
