@@ -212,10 +212,11 @@ static const char *node_at(const struct vwc_ns *ns, enum vwc_mode mode,
  * never a reason to stop: every other node is still written (a head left in
  * write through because a path node could not be written would drop the
  * flushes of a cache that is on). Return: 0, or the first failing node's
- * error, with that node's syspath in @bad (if not NULL).
+ * error, with that node's syspath in @bad (if not NULL); the nodes written
+ * are counted in @written (if not NULL).
  */
 static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
-		       const char **bad)
+		       const char **bad, int *written)
 {
 	int i, r, first = 0;
 
@@ -229,8 +230,11 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 			continue;	/* path node without a queue */
 		if (!r && cur == mode)
 			continue;
-		if (!r)
+		if (!r) {
 			r = blk_write(sp, mode);
+			if (written)
+				(*written)++;
+		}
 		if (r) {
 			if (!head)
 				vwc_warn("%s: path node %s: cannot set %s: %s",
@@ -296,7 +300,7 @@ unsigned long vwc_blk_wb_gen(void)
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 {
 	const char *bad = ns->syspath;
-	int r;
+	int r, written = 0;
 
 	ns->decision = d;
 	ns->errmsg[0] = '\0';
@@ -333,7 +337,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		return 0;
 	}
 
-	r = write_nodes(ns, d.mode, &bad);
+	r = write_nodes(ns, d.mode, &bad, &written);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
 		if (bad == ns->syspath)
@@ -347,7 +351,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 				 strerror(-r));
 		/* never leave it half-way in the unsafe direction */
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
-			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL);
+			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL, NULL);
 		if (vwc_blk_read(ns->syspath, &ns->after))
 			ns->after = VWC_MODE_NONE;
 		vwc_err("%s: %s", ns->name, ns->errmsg);
@@ -355,7 +359,13 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	}
 	if (vwc_blk_read(ns->syspath, &ns->after))
 		ns->after = VWC_MODE_NONE;
-	if (ns->before != ns->after) {
+	if (ns->before != ns->after && !written) {
+		/* the kernel changed it between our reads (its rescan) */
+		ns->action = VWC_ACT_UNCHANGED;
+		vwc_info("%s: %s -> %s by the kernel itself: nothing written",
+			 ns->name, vwc_mode_str(ns->before),
+			 vwc_mode_str(ns->after));
+	} else if (ns->before != ns->after) {
 		ns->action = VWC_ACT_CHANGED;
 		vwc_notice("%s: %s -> %s: %s", ns->name,
 			   vwc_mode_str(ns->before), vwc_mode_str(ns->after),

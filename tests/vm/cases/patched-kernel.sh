@@ -14,9 +14,11 @@
 # advisory says the kernel has the fix; the sidecar, through 100 WCE
 # toggles and rescans sampled every millisecond, writes write_cache not
 # once, logs nothing, and write_cache changes exactly once a toggle (the
-# kernel's); the same with the admin's write-back and ignore lines.
+# kernel's); the same with the admin's write-back and ignore lines. A
+# refusal the kernel does not resolve (WCE=1 through io_uring, which its
+# rescan misses) is still an error, and audit shows it.
 . /vwc/guest/lib.sh
-plan 25
+plan 30
 
 c=$(ctrl_by_serial VWC0)
 con=$(ctrl_by_serial VWC1)
@@ -135,5 +137,32 @@ check_eq "ignore line, 20 toggles: no line in the sidecar's log" "$LINES" 0
 check_eq "ignore line, 20 toggles: one transition a toggle" "$TRANS" 20
 check_eq "ignore line, 20 toggles: no write_cache write" "$WRITES" 0
 sidecar_stop "sidecar (ignore line): clean stop"
+
+# WCE=1 through io_uring: the patch rescans in the ioctl's passthrough
+# end only, so the kernel keeps holding no write cache with the cache on
+sidecar_start /tmp/watch-uring.log
+wait_for - 60 grep -q 'watching' /tmp/watch-uring.log
+sleep 1
+wce-toggle -u -n 1 -d 0 -f 1 "/dev/$c" >/tmp/wct.out 2>&1
+rc=$?
+info "wce-toggle -u: exit $rc: $(tr '\n' '|' </tmp/wct.out)"
+if [ $rc = 3 ]; then
+	skip "io_uring WCE=1: the kernel does not follow" "no io_uring admin passthrough"
+	skip "io_uring WCE=1: the sidecar's error" "no io_uring admin passthrough"
+	skip "io_uring WCE=1: audit drift" "no io_uring admin passthrough"
+	skip "ioctl Set Features: write back again" "no io_uring admin passthrough"
+else
+	sleep 3
+	fact check_eq "io_uring WCE=1 ($(get_wce "$c")): the kernel does not follow (write_cache, fua)" \
+		"$(wc "$ns") $(cat /sys/block/$ns/queue/fua)" "write through 0"
+	wait_for "io_uring WCE=1: the sidecar logs an error naming the kernel's refusal" 10 \
+		grep -q "$ns: the kernel holds no write cache for it while a controller reports its cache enabled" /tmp/watch-uring.log
+	nvme-vwc-sync audit >/dev/null 2>&1
+	check_eq "io_uring WCE=1: audit says drift (exit 3)" "$?" 3
+	nvme set-feature "/dev/$c" --feature-id=6 --value=1 >/dev/null 2>&1
+	check_eq "a Set Features through the ioctl: the kernel rescans, write back" "$(wc "$ns")" "write back"
+fi
+info "sidecar (io_uring): $(tr '\n' '|' </tmp/watch-uring.log | cut -c1-600)"
+sidecar_stop "sidecar (io_uring): clean stop"
 info "audit: $(tr '\n' '|' </tmp/audit.out)"
 finish
