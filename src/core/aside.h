@@ -21,7 +21,7 @@
 #include "topo.h"
 
 /* How long the kernel's own rescan may take to settle a namespace */
-#define VWC_ASIDE_GRACE_MS	2000
+#define VWC_ASIDE_GRACE_MS	5000
 
 /**
  * vwc_aside_may_hold() - may the kernel keep @ns in write through?

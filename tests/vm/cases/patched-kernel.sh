@@ -155,7 +155,7 @@ else
 	sleep 3
 	fact check_eq "io_uring WCE=1 ($(get_wce "$c")): the kernel does not follow (write_cache, fua)" \
 		"$(wc "$ns") $(cat /sys/block/$ns/queue/fua)" "write through 0"
-	wait_for "io_uring WCE=1: the sidecar logs an error naming the kernel's refusal" 10 \
+	wait_for "io_uring WCE=1: the sidecar logs an error naming the kernel's refusal" 20 \
 		grep -q "$ns: the kernel holds no write cache for it while a controller reports its cache enabled" /tmp/watch-uring.log
 	nvme-vwc-sync audit >/dev/null 2>&1
 	check_eq "io_uring WCE=1: audit says drift (exit 3)" "$?" 3
