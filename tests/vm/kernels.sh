@@ -254,8 +254,9 @@ nvme_modules() {
 	rm -rf "$ov"
 }
 
-for tag in "$@"; do
-	case $tag in
+# one_tag TAG
+one_tag() {
+	case $1 in
 	6.1) fetch 6.1 bookworm cloud-amd64 dm-mod ;;
 	6.12) fetch 6.12 bookworm-backports cloud-amd64 dm-mod ;;
 	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
@@ -266,6 +267,23 @@ for tag in "$@"; do
 	7.2-generic-patched) fetch 7.2-generic-patched sid amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
 	6.1-generic-patched) fetch 6.1-generic-patched bookworm amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
 	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
-	*) die "unknown kernel tag '$tag'" ;;
+	*) die "unknown kernel tag '$1'" ;;
+	esac
+}
+
+# The -patched tags last, and side by side: each may make a chroot
+# (mmdebstrap, minutes on a fresh machine, mostly downloads and dpkg), of
+# suites whose apt states differ, after every other tag has updated them.
+patched=()
+for tag in "$@"; do
+	case $tag in
+	*-patched) patched+=("$tag") ;;
+	*) one_tag "$tag" ;;
 	esac
 done
+pids=()
+for tag in "${patched[@]}"; do
+	one_tag "$tag" &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || die "a -patched tag failed"; done
