@@ -108,8 +108,12 @@ void vwc_aside_learn(struct vwc_topo *t)
 			    cur == VWC_MODE_WRITE_THROUGH &&
 			    vwc_blk_kernel_wc(ns->syspath) == 0)
 				held++;
-			else
+			else {
+				/* one is enough: a few reads a run on a kernel
+				 * that does not follow WCE */
 				not++;
+				break;
+			}
 		}
 		if (held && !not) {
 			ctrl->kernel_wce = true;
