@@ -81,7 +81,8 @@ step deps
 bash scripts/deps.sh
 
 step kernels
-bash tests/vm/kernels.sh 6.1 6.12 7.2 7.2-generic 6.1-generic
+# the -patched tags build their nvme modules (tests/vm/patched-modules.sh)
+bash tests/vm/kernels.sh 6.1 6.12 7.2 7.2-generic 6.1-generic 7.2-generic-patched 6.1-generic-patched
 
 step "nvme-cli source (Debian's, for the nvme binary with the plugin)"
 MESON_OPTS+=("-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)")

@@ -74,6 +74,20 @@ int vwc_blk_read(const char *syspath, enum vwc_mode *mode)
 	return vwc_mode_parse(buf, mode);
 }
 
+int vwc_blk_kernel_wc(const char *syspath)
+{
+	char path[VWC_PATH_LEN + 32], buf[16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/queue/fua", syspath);
+	r = read_small(path, buf, sizeof(buf));
+	if (r)
+		return r;
+	if (buf[0] == '0' || buf[0] == '1')
+		return buf[0] - '0';
+	return -EINVAL;
+}
+
 static int blk_write(const char *syspath, enum vwc_mode mode)
 {
 	char path[VWC_PATH_LEN + 32];
@@ -198,10 +212,11 @@ static const char *node_at(const struct vwc_ns *ns, enum vwc_mode mode,
  * never a reason to stop: every other node is still written (a head left in
  * write through because a path node could not be written would drop the
  * flushes of a cache that is on). Return: 0, or the first failing node's
- * error, with that node's syspath in @bad (if not NULL).
+ * error, with that node's syspath in @bad (if not NULL); the nodes written
+ * are counted in @written (if not NULL).
  */
 static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
-		       const char **bad)
+		       const char **bad, int *written)
 {
 	int i, r, first = 0;
 
@@ -215,8 +230,11 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 			continue;	/* path node without a queue */
 		if (!r && cur == mode)
 			continue;
-		if (!r)
+		if (!r) {
 			r = blk_write(sp, mode);
+			if (written)
+				(*written)++;
+		}
 		if (r) {
 			if (!head)
 				vwc_warn("%s: path node %s: cannot set %s: %s",
@@ -234,6 +252,39 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 	return first;
 }
 
+/*
+ * Write back wanted on @ns, in write through, which the kernel holds no
+ * write cache for: leave the mode to the kernel. Only the nodes this tool
+ * itself put in write through (a record says so) get write back written,
+ * whatever the kernel answers: on 6.11 and later that write through is a
+ * flag of the queue that the kernel's next rescan would keep, with the
+ * cache enabled again. Then the record goes: the mode is the kernel's.
+ */
+static void kernel_held(struct vwc_ns *ns)
+{
+	enum vwc_mode orig, set;
+	char path[VWC_PATH_LEN + 512];
+	int i;
+
+	for (i = 0; i <= ns->nr_paths; i++) {
+		const char *sp = i ? ns->path_syspath[i - 1] : ns->syspath;
+		const char *name = node_name(sp);
+
+		if (record_load(name, &orig, &set) ||
+		    set != VWC_MODE_WRITE_THROUGH)
+			continue;
+		blk_write(sp, VWC_MODE_WRITE_BACK);
+		record_path(name, path, sizeof(path));
+		unlink(path);
+	}
+	ns->kernel_held = true;
+	ns->action = VWC_ACT_UNCHANGED;
+	if (vwc_blk_read(ns->syspath, &ns->after))
+		ns->after = VWC_MODE_NONE;
+	vwc_info("%s: the kernel holds no write cache for it (fua 0): write back left to the kernel",
+		 ns->name);
+}
+
 static unsigned long wb_gen;
 
 void vwc_blk_wb_bump(void)
@@ -249,10 +300,11 @@ unsigned long vwc_blk_wb_gen(void)
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 {
 	const char *bad = ns->syspath;
-	int r;
+	int r, written = 0;
 
 	ns->decision = d;
 	ns->errmsg[0] = '\0';
+	ns->kernel_held = false;
 	r = vwc_blk_read(ns->syspath, &ns->before);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
@@ -271,13 +323,21 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		/* the head may be right while a path node is not */
 		if (dry_run || !ns->nr_paths)
 			return 0;
+	} else if (d.mode == VWC_MODE_WRITE_BACK &&
+		   vwc_blk_kernel_wc(ns->syspath) == 0) {
+		if (!dry_run)
+			kernel_held(ns);
+		else
+			ns->kernel_held = true;
+		ns->action = VWC_ACT_UNCHANGED;
+		return 0;
 	} else if (dry_run) {
 		ns->action = VWC_ACT_WOULD_CHANGE;
 		ns->after = d.mode;
 		return 0;
 	}
 
-	r = write_nodes(ns, d.mode, &bad);
+	r = write_nodes(ns, d.mode, &bad, &written);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
 		if (bad == ns->syspath)
@@ -291,7 +351,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 				 strerror(-r));
 		/* never leave it half-way in the unsafe direction */
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
-			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL);
+			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL, NULL);
 		if (vwc_blk_read(ns->syspath, &ns->after))
 			ns->after = VWC_MODE_NONE;
 		vwc_err("%s: %s", ns->name, ns->errmsg);
@@ -299,7 +359,13 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	}
 	if (vwc_blk_read(ns->syspath, &ns->after))
 		ns->after = VWC_MODE_NONE;
-	if (ns->before != ns->after) {
+	if (ns->before != ns->after && !written) {
+		/* the kernel changed it between our reads (its rescan) */
+		ns->action = VWC_ACT_UNCHANGED;
+		vwc_info("%s: %s -> %s by the kernel itself: nothing written",
+			 ns->name, vwc_mode_str(ns->before),
+			 vwc_mode_str(ns->after));
+	} else if (ns->before != ns->after) {
 		ns->action = VWC_ACT_CHANGED;
 		vwc_notice("%s: %s -> %s: %s", ns->name,
 			   vwc_mode_str(ns->before), vwc_mode_str(ns->after),

@@ -26,6 +26,21 @@
 int vwc_blk_read(const char *syspath, enum vwc_mode *mode);
 
 /**
+ * vwc_blk_kernel_wc() - does the kernel hold a write cache for a namespace?
+ * @syspath:	the disk's sysfs directory
+ *
+ * The kernel's own view, whatever queue/write_cache says: nvme exposes a
+ * namespace's write cache and FUA together, so queue/fua reads 1 when the
+ * kernel holds a volatile cache for it, 0 when it does not (no cache, or
+ * a kernel that reads WCE itself and found it 0). Writing write through
+ * does not change it. Where the kernel holds no cache, a write of write
+ * back is refused (an error, or it reads back write through).
+ *
+ * Return: 1, 0, or a negative errno.
+ */
+int vwc_blk_kernel_wc(const char *syspath);
+
+/**
  * vwc_blk_apply() - make a namespace's block-layer mode follow @d
  * @ns:		namespace: its node and its hidden multipath path nodes;
  *		before, after, action and errmsg are filled in
@@ -33,7 +48,14 @@ int vwc_blk_read(const char *syspath, enum vwc_mode *mode);
  * @dry_run:	only report what would change
  *
  * Going to write-through, a failure part-way puts every node back to
- * write-back: never half-applied in the unsafe direction.
+ * write-back: never half-applied in the unsafe direction. Going to
+ * write back on a namespace in write through the kernel holds no write
+ * cache for (vwc_blk_kernel_wc() 0), nothing is written: the kernel would
+ * refuse it, and follows WCE itself if it reads it. @ns->kernel_held is
+ * set, the action is "unchanged", and it is no error here: the caller
+ * decides whether it may stand (vwc_policy_kernel_may_hold()). Only a
+ * write through this tool made there itself is taken back (its flag
+ * would outlive the kernel's own rescan on 6.11 and later).
  *
  * Return: 0 or a negative errno (also reported in @ns->errmsg).
  */

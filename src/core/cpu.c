@@ -2,6 +2,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -32,4 +34,39 @@ const char *vwc_cpu_vendor(void)
 bool vwc_cpu_is_hygon(void)
 {
 	return !strcmp(vwc_cpu_vendor(), "HygonGenuine");
+}
+
+/* "ADDR T use_comp_batch\t[nvme]" (a module) or "ADDR T use_comp_batch" */
+static bool unbatched_line(const char *line)
+{
+	const char *name = strchr(line, ' ');
+
+	if (!name || !(name = strchr(name + 1, ' ')))
+		return false;
+	name++;
+	if (strncmp(name, "use_comp_batch", 14))
+		return false;
+	name += 14;
+	return *name == '\n' || *name == '\0' || !strncmp(name, "\t[nvme]", 7);
+}
+
+int vwc_cpu_kernel_unbatched(void)
+{
+	static int known = 2;
+	char line[512];
+	FILE *f;
+
+	if (known != 2)
+		return known;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return known = -errno;
+	known = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "use_comp_batch") && unbatched_line(line)) {
+			known = 1;
+			break;
+		}
+	fclose(f);
+	return known;
 }

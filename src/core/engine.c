@@ -8,6 +8,7 @@
 
 #include <libudev.h>
 
+#include "aside.h"
 #include "blk.h"
 #include "config.h"
 #include "engine.h"
@@ -316,6 +317,7 @@ int vwc_run_rescan(struct vwc_run *r)
 	ret = vwc_topo_scan(r->udev, &t);
 	if (ret)
 		return ret;
+	vwc_aside_carry(&r->topo, &t);
 	vwc_topo_free(&r->topo);
 	r->topo = t;
 	vwc_quirks_fill(r->udev, &r->topo);
@@ -613,6 +615,8 @@ int vwc_run_apply(struct vwc_run *r)
 		dv[n++] = d;
 	}
 	failed += vwc_blk_apply_many(nsv, dv, n, r->dry_run);
+	/* write back the kernel refused: may it stand? (aside.h) */
+	failed += vwc_aside_held(t, nsv, dv, n, r->dry_run);
 	/* 2. write through under the writers' lock, on facts read under it */
 	if (any) {
 		ret = vwc_lock_take(r->lock_wait_ms);
@@ -649,9 +653,13 @@ int vwc_run_apply(struct vwc_run *r)
 						 t->ns[i].name);
 					dv[n] = wb;
 				}
+				/* a kernel that reads WCE does it itself */
+				if (vwc_aside_kernel_wt(t, &t->ns[i], dv[n]))
+					continue;
 				n++;
 			}
 			failed += vwc_blk_apply_many(nsv, dv, n, false);
+			failed += vwc_aside_held(t, nsv, dv, n, false);
 			recheck(r);
 			/* the sidecar's fast path wrote write back meanwhile */
 			if (vwc_blk_wb_gen() != gen)
@@ -663,6 +671,8 @@ int vwc_run_apply(struct vwc_run *r)
 	free(again);
 	free(nsv);
 	free(dv);
+	if (!r->dry_run)
+		vwc_aside_learn(t);
 	r->nr_failed += failed;
 	return failed;
 }

@@ -192,6 +192,20 @@ struct vwc_decision vwc_policy_restored(struct vwc_decision d)
 	return decision(VWC_MODE_NONE, VWC_REASON_RESTORED);
 }
 
+bool vwc_policy_kernel_may_hold(const struct vwc_facts *facts, int n)
+{
+	int i;
+
+	if (n <= 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (facts[i].present != VWC_TRI_NO &&
+		    (facts[i].present != VWC_TRI_YES ||
+		     facts[i].wce != VWC_TRI_NO))
+			return false;
+	return true;
+}
+
 const char *vwc_tri_wce_str(enum vwc_tri wce)
 {
 	switch (wce) {

@@ -158,6 +158,24 @@ bool vwc_reason_ns_no_cache(enum vwc_reason reason);
 struct vwc_decision vwc_policy_restored(struct vwc_decision d);
 
 /**
+ * vwc_policy_kernel_may_hold() - may the kernel keep a namespace in write
+ *				  through that the rule wants in write back?
+ * @facts:	one entry per controller reaching the namespace
+ * @n:		number of entries
+ *
+ * A kernel that reads WCE itself exposes a namespace without a write
+ * cache when it read the cache off, and then refuses write back. That is
+ * safe when every controller reaching the namespace reported its cache
+ * disabled (or absent) to this tool too: write back was asked for a
+ * reason that matters only while the cache is on (the admin's write-back
+ * line, a failed or unknown backup), and flushes would do nothing. It is
+ * not when any cache is enabled or unknown: the safety invariant.
+ *
+ * Return: true if the kernel's write through is acceptable.
+ */
+bool vwc_policy_kernel_may_hold(const struct vwc_facts *facts, int n);
+
+/**
  * vwc_mode_str() - the sysfs spelling of a mode
  * @mode:	mode
  *

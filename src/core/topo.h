@@ -86,6 +86,11 @@ enum vwc_action {
  *			"admin"; "" where the kernel does not say)
  * @discovery:		a discovery controller (vwc_ctrl_is_discovery()):
  *			no namespace, nothing to decide; never selected
+ * @kernel_wce:		the kernel was seen honouring WCE for it: with VWC
+ *			present and WCE=0 it exposed every namespace of it
+ *			without a write cache (queue/fua 0) on its own. Its
+ *			namespaces' write through is left to the kernel
+ *			(vwc_run_apply()); kept across rescans by name
  */
 struct vwc_ctrl {
 	char name[VWC_NAME_LEN];
@@ -123,6 +128,7 @@ struct vwc_ctrl {
 	bool ns_indep_refused;
 	char cntrltype[16];
 	bool discovery;
+	bool kernel_wce;
 };
 
 /**
@@ -147,6 +153,10 @@ struct vwc_ctrl {
  * @before:		queue/write_cache as found
  * @after:		queue/write_cache as left
  * @action:		what happened to it
+ * @kernel_held:	write back was decided, but the kernel holds no
+ *			write cache for it (queue/fua 0: it read WCE=0
+ *			itself, or the namespace has none), so write back
+ *			cannot be written; the mode is the kernel's
  * @errmsg:		what failed, for the report
  */
 struct vwc_ns {
@@ -165,6 +175,7 @@ struct vwc_ns {
 	enum vwc_mode before;
 	enum vwc_mode after;
 	enum vwc_action action;
+	bool kernel_held;
 	char errmsg[160];
 };
 

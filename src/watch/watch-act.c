@@ -236,8 +236,10 @@ void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c)
 			continue;
 		changed |= ns->action == VWC_ACT_CHANGED;
 		n = vwc_model_find_ns(w, ns->name);
+		/* the kernel's own write through (aside.h) is expected */
 		if (n && ns->action != VWC_ACT_FAILED)
-			n->expected = VWC_MODE_WRITE_BACK;
+			n->expected = ns->kernel_held ? ns->after :
+							VWC_MODE_WRITE_BACK;
 	}
 	w->publish = true;
 	t1 = vwc_watch_now();
@@ -439,7 +441,8 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 			continue;
 		n = vwc_model_find_ns(&wr->model, tn->name);
 		if (n)
-			n->expected = tn->decision.mode;
+			n->expected = tn->kernel_held ? tn->after :
+							tn->decision.mode;
 	}
 }
 

@@ -182,6 +182,35 @@ int main(void)
 		ok(d.mode == VWC_MODE_NONE, "restored: ignored stays untouched");
 	}
 
+	/* a kernel that reads WCE holds no cache: may its write through stand? */
+	{
+		struct vwc_facts off = { Y, N, N, 0 }, on = { Y, Y, N, 0 };
+		struct vwc_facts unk = { Y, U, N, 0 }, none = { N, U, N, 0 };
+		struct vwc_facts off_wb = { Y, N, N, VWC_OVERRIDE_WRITE_BACK };
+		struct vwc_facts off_bf = { Y, N, Y, 0 }, off_bu = { Y, N, U, 0 };
+		struct vwc_facts pu = { U, N, N, 0 }, f2[2];
+
+		ok(vwc_policy_kernel_may_hold(&off, 1), "kernel holds: WCE=0 -> may");
+		ok(vwc_policy_kernel_may_hold(&off_wb, 1),
+		   "kernel holds: WCE=0 with the admin's write-back line -> may");
+		ok(vwc_policy_kernel_may_hold(&off_bf, 1) &&
+		   vwc_policy_kernel_may_hold(&off_bu, 1),
+		   "kernel holds: WCE=0 with a failed or unknown backup -> may");
+		ok(vwc_policy_kernel_may_hold(&none, 1), "kernel holds: no cache -> may");
+		ok(!vwc_policy_kernel_may_hold(&on, 1), "kernel holds: WCE=1 -> may not");
+		ok(!vwc_policy_kernel_may_hold(&unk, 1), "kernel holds: WCE unknown -> may not");
+		ok(!vwc_policy_kernel_may_hold(&pu, 1),
+		   "kernel holds: VWC present unknown -> may not");
+		f2[0] = off; f2[1] = on;
+		ok(!vwc_policy_kernel_may_hold(f2, 2),
+		   "kernel holds: shared, one controller WCE=1 -> may not");
+		f2[1] = off_wb;
+		ok(vwc_policy_kernel_may_hold(f2, 2),
+		   "kernel holds: shared, every controller WCE=0 -> may");
+		ok(!vwc_policy_kernel_may_hold(NULL, 0),
+		   "kernel holds: no controller known -> may not");
+	}
+
 	for (i = VWC_REASON_IGNORED; i <= VWC_REASON_NS_NO_CACHE_OVERRIDE; i++)
 		ok(strcmp(vwc_reason_str((enum vwc_reason)i), "?") != 0,
 		   "reason %zu has its text", i);

@@ -10,6 +10,13 @@
 # 6.12-generic (the same suites' generic kernels, NVMe built as modules).
 # 6.1-generic and 6.12-generic also carry a T700 stand-in module directory
 # (see t700_standin).
+# 7.2-generic-patched and 6.1-generic-patched: the same generic kernels whose
+# nvme host modules are rebuilt from Debian's source of that version with the
+# kernel patches this project stands in for (tests/vm/patched-modules.sh,
+# tests/vm/patches/<X.Y>/): the kernel honours WCE, its table gives QEMU's
+# controller NVME_QUIRK_DISABLE_WRITE_ZEROES (the T700/T705 entries' quirk),
+# and IRQ completion batching is off on Hygon. The guest loads them in place
+# of the stock ones; the tag's cache key holds the patches' hash.
 # 7.2-generic-io and 6.1-generic-io: the same generic kernels with nvme-loop
 # and null_blk added, for the benchmark io-cost (bench/run.sh) and the case
 # fabrics-loop (Linux's target over nvme-loop), which name the tag on their
@@ -76,13 +83,21 @@ dep_of() {
 }
 
 # fetch TAG SUITE FLAVOUR [MODULES [EXTRA]]
-#   MODULES: "nvme dm-mod ..." for the overlay; EXTRA: t700-standin
+#   MODULES: "nvme dm-mod ..." for the overlay; EXTRA: t700-standin, or
+#   patched (the nvme host modules rebuilt with the patches)
 # The overlay's layout; a cached kernel with another is fetched again.
 OVERLAY_LAYOUT=usr-lib
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# patch_key SERIES: what the patched modules of SERIES are built from
+patch_key() {
+	cat "$HERE/patches/$1"/*.patch "$HERE/patched-modules.sh" | sha256sum | cut -c1-16
+}
 
 fetch() {
 	local tag=$1 suite=$2 flavour=$3 want_modules=${4:-} extra=${5:-}
 	local dest="$CACHE/kernels/$tag" layout=$OVERLAY_LAYOUT${5:++$5}
+	[ "$extra" != patched ] || layout=$layout-$(patch_key "${tag%%-*}")
 	if [ -s "$dest/vmlinuz" ] && [ -z "${VWC_KERNEL_REFRESH:-}" ] &&
 		[ "$(cat "$dest/modules.list" 2>/dev/null)" = "$want_modules" ] &&
 		{ [ -z "$want_modules" ] || [ "$(cat "$dest/overlay.layout" 2>/dev/null)" = "$layout" ]; }; then
@@ -120,6 +135,7 @@ fetch() {
 	mkdir -p "$dest.new"
 	cp "$vmlinuz" "$dest.new/vmlinuz"
 	echo "$ver" >"$dest.new/version"
+	[ "$extra" != patched ] || patched_in "$tmp/root" "$suite" "$ver"
 	if [ -n "$want_modules" ]; then
 		nvme_modules "$tmp/root" "$ver" "$dest.new" "$want_modules" "$extra"
 		echo "$want_modules" >"$dest.new/modules.list"
@@ -176,6 +192,26 @@ t700_standin() {
 	log "$ver: T700 stand-in modules dir ($(grep -c ' nvme$' "$ov/usr/lib/vwc-test/t700-modules/$ver/modules.alias") nvme aliases, QEMU's dropped)"
 }
 
+# patched_in ROOT SUITE VER: the nvme host modules of ROOT (the unpacked
+# linux-modules package) replaced by those patched-modules.sh builds.
+patched_in() {
+	local root=$1 suite=$2 ver=$3 built ko m n=0
+	built=$(bash "$HERE/patched-modules.sh" "$suite" "$ver")
+	[ -s "$built/nvme.ko" ] || die "$ver: no patched nvme.ko"
+	local hdir=$root/usr/lib/modules/$ver/kernel/drivers/nvme/host
+	[ -d "$hdir" ] || hdir=$root/lib/modules/$ver/kernel/drivers/nvme/host
+	[ -d "$hdir" ] || die "$ver: no drivers/nvme/host in the modules package"
+	for ko in "$built"/*.ko; do
+		m=$(basename "$ko" .ko)
+		ls "$hdir/$m".ko* >/dev/null 2>&1 || continue
+		rm -f "$hdir/$m".ko*
+		cp "$ko" "$hdir/$m.ko"
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || die "$ver: none of the patched modules is in the package"
+	log "$ver: $n nvme host modules patched ($built)"
+}
+
 # nvme_modules ROOT VER DEST MODULES [EXTRA]: MODULES (those not built in) and
 # their dependencies, decompressed, as an initramfs overlay
 # DEST/modules.cpio.gz holding lib/modules/VER/{kernel/...,modules.dep,
@@ -225,8 +261,9 @@ nvme_modules() {
 	rm -rf "$ov"
 }
 
-for tag in "$@"; do
-	case $tag in
+# one_tag TAG
+one_tag() {
+	case $1 in
 	6.1) fetch 6.1 bookworm cloud-amd64 dm-mod ;;
 	6.12) fetch 6.12 bookworm-backports cloud-amd64 dm-mod ;;
 	7.2) fetch 7.2 sid cloud-amd64 dm-mod ;;
@@ -236,7 +273,26 @@ for tag in "$@"; do
 	6.1-generic-io) fetch 6.1-generic-io bookworm amd64 "nvme dm-mod ext4 loop nvmet nvmet-tcp nvme-tcp null_blk" ;;
 	7.2-generic-tcp) fetch 7.2-generic-tcp sid amd64 "nvme nvme-tcp nvmet-tcp null_blk virtio_net" ;;
 	6.1-generic-tcp) fetch 6.1-generic-tcp bookworm amd64 "nvme nvme-tcp virtio_pci virtio_net" ;;
+	7.2-generic-patched) fetch 7.2-generic-patched sid amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
+	6.1-generic-patched) fetch 6.1-generic-patched bookworm amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
 	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;
-	*) die "unknown kernel tag '$tag'" ;;
+	*) die "unknown kernel tag '$1'" ;;
+	esac
+}
+
+# The -patched tags last, and side by side: each may make a chroot
+# (mmdebstrap, minutes on a fresh machine, mostly downloads and dpkg), of
+# suites whose apt states differ, after every other tag has updated them.
+patched=()
+for tag in "$@"; do
+	case $tag in
+	*-patched) patched+=("$tag") ;;
+	*) one_tag "$tag" ;;
 	esac
 done
+pids=()
+for tag in "${patched[@]}"; do
+	one_tag "$tag" &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || die "a -patched tag failed"; done

@@ -24,8 +24,10 @@
  *     between. Prints:
  *       WCS sample ns=NS ms=400 samples=400 wb=395 wt=5 unsafe=0 wce_start=1
  *           wce_end=1 first_wt_ms=0.000 last_wt_ms=4.020
- *           spin=0
- *     (one line; wce_* are -1 without -c or when Get Features failed).
+ *           spin=0 trans=2
+ *     (one line; wce_* are -1 without -c or when Get Features failed;
+ *     trans: how many times a sample read another mode than the sample
+ *     before it, unreadable samples aside).
  *   spin=1: the kernel could not wake a 1 ms sleep on time (no
  *   high-resolution timers), so the sampler spun on the clock instead.
  *   wc-sampler soak -s SERIAL [-N NSID] [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]
@@ -275,10 +277,10 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 		     long period_us)
 {
-	long samples = 0, wb = 0, wt = 0, err = 0, unsafe = 0, k = 0;
+	long samples = 0, wb = 0, wt = 0, err = 0, unsafe = 0, k = 0, trans = 0;
 	double t0, t, first_wt = -1, last_wt = -1;
 	struct timespec start;
-	int fd, cfd = -1, s, wce_start, wce_end;
+	int fd, cfd = -1, s, last = -1, wce_start, wce_end;
 
 	fd = open_wc(ns);
 	if (fd < 0)
@@ -303,6 +305,10 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 		s = read_wc(fd);
 		t = now_ms() - t0;
 		samples++;
+		if (s == WC_BACK || s == WC_THROUGH) {
+			trans += last >= 0 && s != last;
+			last = s;
+		}
 		if (s == WC_BACK) {
 			wb++;
 		} else if (s == WC_THROUGH) {
@@ -318,9 +324,9 @@ static int do_sample(const char *ns, long duration_ms, const char *ctrl,
 		tick(&start, ++k, period_us);
 	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
 	wce_end = get_wce(cfd);
-	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f spin=%d\n",
+	printf("WCS sample ns=%s ms=%.0f samples=%ld wb=%ld wt=%ld err=%ld unsafe=%ld wce_start=%d wce_end=%d first_wt_ms=%.3f last_wt_ms=%.3f spin=%d trans=%ld\n",
 	       ns, now_ms() - t0, samples, wb, wt, err, unsafe, wce_start, wce_end,
-	       first_wt, last_wt, spinning);
+	       first_wt, last_wt, spinning, trans);
 	if (cfd >= 0)
 		close(cfd);
 	return unsafe ? 1 : 0;
