@@ -305,7 +305,7 @@ run_named() {
 }
 
 # --prepare: what the variants take from the host before they boot, made
-# ahead (tests/run-all.sh runs it at nice 19 beside the VM suite, whose
+# ahead (tests/check runs it at nice 19 beside the VM suite, whose
 # guests leave a core idle a third of the time): each release's packages
 # (and a plain suite's next version) for this run, every variant's
 # image and the plain suites' higher nvme-cli (both cached). Nothing here
@@ -319,7 +319,7 @@ if [ "$prepare" = 1 ]; then
 		[ "$v" != "$r" ] || plain[$r]=1
 	done
 	# this run's packages: none yet, unless the caller cleared the marks
-	# already (run-all, before it starts this and the suite)
+	# already (tests/check, before it starts this and the suite)
 	[ "${VWC_SYSTEM_PREPARED:-}" = 1 ] || rm -f "$OUT"/debs-*/.built
 	for r in "${!rel[@]}"; do
 		t0=$(now)
