@@ -181,7 +181,8 @@ run_suite() {
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
-	cp tests/system/guest/test.sh tests/system/guest/plugin.sh tests/system/guest/aptup.sh "$work/vwc/"
+	cp tests/system/guest/test.sh tests/system/guest/lib.sh tests/system/guest/plugin.sh \
+		tests/system/guest/aptup.sh "$work/vwc/"
 	# The plain suite's nvme-cli update check (guest/aptup.sh): a local
 	# repository with a higher nvme-cli, and what the rebuild command
 	# reads of a source tree
