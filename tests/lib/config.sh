@@ -19,13 +19,18 @@ config_keys() {
 # config_load CONF [FILE...]: export VWC_KEY for each KEY=VALUE of CONF
 # and of each FILE that exists, the later file winning, unless VWC_KEY
 # is in the environment. CONFIG_FROM[KEY] says where a value came from.
-# A key CONF does not declare is an error (a misspelt key is not dropped
-# quietly): returns 1 after naming it.
+# A $VWC_CONFIG that is not there is an error, and so is a key CONF does
+# not declare (a misspelt key is not dropped quietly): returns 1 after
+# naming it.
 declare -A CONFIG_FROM=()
 config_load() {
 	local conf=$1 f line key val var known bad=0
 	declare -A cfg=()
 	known=" $(config_keys "$conf" | tr '\n' ' ') "
+	if [ -n "${VWC_CONFIG:-}" ] && [ ! -e "$VWC_CONFIG" ]; then
+		echo "config: VWC_CONFIG names no file: $VWC_CONFIG" >&2
+		bad=1
+	fi
 	for f in "$@"; do
 		[ -f "$f" ] || continue
 		while IFS= read -r line || [ -n "$line" ]; do

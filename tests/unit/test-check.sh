@@ -57,6 +57,8 @@ printf 'kernal=7.2\n' >"$T/bad"
 CONF=$T/bad chk unit
 t "a misspelt key is an error (exit 2)" [ $? = 2 ]
 t "  naming it" grep -q "unknown key 'kernal'" "$T/out"
+CONF=$T/nosuch chk unit
+t "a VWC_CONFIG that names no file is an error (exit 2)" [ $? = 2 ]
 printf 'cases=core\n' >"$T/cases"
 CONF=$T/cases chk watch@7.2
 t "the command line's cases win over the settings'" has "check:   VWC_CASES=watch@7.2"
