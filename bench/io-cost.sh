@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host-side analysis of the benchmark io-cost (tests/vm/guest/bench-io-cost.sh):
+# Host-side analysis of the benchmark io-cost (bench/guest/bench-io-cost.sh):
 # reads its "BENCH-RUN: qd=Q pair=K state=S iops=... cpu=... ios=...
 # wall_ms=... busy=... ticks=... kev=..." lines (from a serial log or a
 # results file) and prints, for each state S other than "off" ("on": the

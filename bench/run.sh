@@ -10,8 +10,9 @@
 #   sidecar running vs stopped), smart (SMART bit 4 to write back, step by
 #   step), zeroout (blkdiscard --zeroout before and after quirks, the
 #   measure of the kernel quirk proposal that disables Write Zeroes on the
-#   Crucial T700/T705). Default: all. Needs a build: run tests/run-all.sh
-#   or meson compile + install into build/destdir first.
+#   Crucial T700/T705). Default: all. Needs a build: run tests/check unit
+#   or meson compile + install into build/destdir first. The guests are
+#   bench/guest/bench-NAME.sh.
 #   Not in the default list: io-cost and io-cost-icount (the I/O-path cost
 #   of the sidecar's kernel-side detection, kprobes and tracepoints,
 #   nvme-loop over null_blk; -k a generic tag, e.g. 7.2-generic: the guest
@@ -46,13 +47,13 @@ shift $((OPTIND - 1))
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(fsync toggle sync soak audit flush sidecar-io smart zeroout)
 DEST=${VWC_DESTDIR:-build/destdir}
-[ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/run-all.sh first)" >&2; exit 1; }
+[ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/check unit first)" >&2; exit 1; }
 work=$(mktemp -d)
 lpid=''
 trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
 bash tests/vm/mkinitramfs.sh "$work/initrd.gz" "$DEST" >/dev/null
 for name in "${names[@]}"; do
-	guest=tests/vm/guest/bench-$name.sh
+	guest=bench/guest/bench-$name.sh
 	[ -f "$guest" ] || { echo "bench: no $guest" >&2; exit 2; }
 	ktag=$kernel out=$name
 	case $name in

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host-side fleet checks, the entry tests/run-all.sh calls after
+# Host-side fleet checks, the entry tests/check calls after
 # the VM suite. Not meson tests: they need the network (ansible-core,
 # promtool from Debian) and root.
 #   1. tests/fleet/ansible.sh BUILD: the Ansible audit playbook on localhost

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# Skips under CI. tests/run-all.sh judges every suite's skips with
+# Skips under CI. tests/check judges every suite's skips with
 # skips_judge when CI=true: a skip is allowed only when a line of
 # tests/skips.allow names it, with its reason; any other skip counts as a
 # failure, and so does a skip a suite counted but printed no line for.
@@ -45,8 +45,8 @@ skips_allowed() {
 }
 
 # skips_judge SUITE FILE SKIPPED: under CI=true, judge the SKIPPED skips
-# SUITE counted in its output FILE. Prints "run-all: FAIL SUITE: ..." for
-# each skip the allow-list does not name, "run-all: allowed skip ..." for
+# SUITE counted in its output FILE. Prints "check: FAIL SUITE: ..." for
+# each skip the allow-list does not name, "check: allowed skip ..." for
 # the others, and sets SKIPS_BAD to the skips that count as failures
 # (never more than SKIPPED); each FAIL line is also added to the array
 # SKIPS_FAILS. Outside CI, SKIPS_BAD=0 and nothing is printed.
@@ -61,16 +61,16 @@ skips_judge() {
 		rc=0
 		why=$(skips_allowed "$suite: $line") || rc=$?
 		if [ "$rc" = 0 ]; then
-			echo "run-all: allowed skip ($why): $suite: $line"
+			echo "check: allowed skip ($why): $suite: $line"
 		else
 			SKIPS_FAILS+=("$suite: a skip under CI that tests/skips.allow does not name: $line${why:+ ($why)}")
-			echo "run-all: FAIL ${SKIPS_FAILS[-1]}"
+			echo "check: FAIL ${SKIPS_FAILS[-1]}"
 			bad=$((bad + 1))
 		fi
 	done < <(skips_lines "$file")
 	if [ "$found" -lt "$n" ]; then
 		SKIPS_FAILS+=("$suite: $n skipped, only $found of them named by a skip line")
-		echo "run-all: FAIL ${SKIPS_FAILS[-1]}"
+		echo "check: FAIL ${SKIPS_FAILS[-1]}"
 		bad=$((bad + n - found))
 	fi
 	[ "$bad" -le "$n" ] || bad=$n

@@ -24,7 +24,7 @@
 # repeated, and "caught-by: CHECK...".
 #
 # The tracked files are copied to a work tree (uncommitted changes to them
-# included), built once with the options of tests/run-all.sh's build (the
+# included), built once with the options of tests/check's build (the
 # nvme binary with the plugin: Debian's nvme-cli source), and each mutant
 # is applied, built (ninja recompiles what it touched), installed and
 # tested, then undone. Prints a table and last

@@ -181,7 +181,8 @@ run_suite() {
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
-	cp tests/system/guest/test.sh tests/system/guest/plugin.sh tests/system/guest/aptup.sh "$work/vwc/"
+	cp tests/system/guest/test.sh tests/system/guest/lib.sh tests/system/guest/plugin.sh \
+		tests/system/guest/aptup.sh "$work/vwc/"
 	# The plain suite's nvme-cli update check (guest/aptup.sh): a local
 	# repository with a higher nvme-cli, and what the rebuild command
 	# reads of a source tree
@@ -305,7 +306,7 @@ run_named() {
 }
 
 # --prepare: what the variants take from the host before they boot, made
-# ahead (tests/run-all.sh runs it at nice 19 beside the VM suite, whose
+# ahead (tests/check runs it at nice 19 beside the VM suite, whose
 # guests leave a core idle a third of the time): each release's packages
 # (and a plain suite's next version) for this run, every variant's
 # image and the plain suites' higher nvme-cli (both cached). Nothing here
@@ -319,7 +320,7 @@ if [ "$prepare" = 1 ]; then
 		[ "$v" != "$r" ] || plain[$r]=1
 	done
 	# this run's packages: none yet, unless the caller cleared the marks
-	# already (run-all, before it starts this and the suite)
+	# already (tests/check, before it starts this and the suite)
 	[ "${VWC_SYSTEM_PREPARED:-}" = 1 ] || rm -f "$OUT"/debs-*/.built
 	for r in "${!rel[@]}"; do
 		t0=$(now)

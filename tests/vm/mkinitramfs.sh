@@ -5,9 +5,10 @@
 # Contents: busybox-static (+ applet links), nvme (from DESTDIR if it has one,
 # else Debian's), fio, systemd-udevd + udevadm with the host's udev rules and a
 # compiled hwdb, DESTDIR, the shared libraries of every ELF file (ldd), an
-# ld.so.cache, coreutils dd and date, tests/vm/guest/* in /vwc/guest and tests/vm/cases/* in
-# /vwc/cases, the test tools tests/vm/tools/*.c (static) in /usr/local/bin,
-# and /init. The host part (everything but DESTDIR and the test files) is
+# ld.so.cache, coreutils dd and date, tests/vm/guest/* in /vwc/guest,
+# tests/vm/cases/* in /vwc/cases, the benchmarks' guests bench/guest/* in
+# /vwc/bench, the test tools tests/vm/tools/*.c (static) in
+# /usr/local/bin, and /init. The host part (everything but DESTDIR and the test files) is
 # cached in $VWC_CACHE_DIR/initramfs/, keyed by the package versions and
 # this script.
 set -euo pipefail
@@ -135,9 +136,10 @@ done
 if [ -z "$test" ]; then
 	echo "VWC-INIT: no vwc.test= on the command line; starting a shell"
 	setsid cttyhack sh
-elif [ -f "/vwc/cases/$test.sh" ] || [ -f "/vwc/guest/$test.sh" ]; then
+elif [ -f "/vwc/cases/$test.sh" ] || [ -f "/vwc/guest/$test.sh" ] || [ -f "/vwc/bench/$test.sh" ]; then
 	script=/vwc/cases/$test.sh
 	[ -f "$script" ] || script=/vwc/guest/$test.sh
+	[ -f "$script" ] || script=/vwc/bench/$test.sh
 	cd /vwc && sh "$script"
 	echo "VWC-INIT: exit $?"
 	[ -x /etc/vwc-test/after ] && /etc/vwc-test/after
@@ -274,10 +276,11 @@ if [ -n "$DESTDIR_IN" ]; then
 	done
 fi
 
-mkdir -p "$root/vwc/guest" "$root/vwc/cases" "$root/vwc/lib"
+mkdir -p "$root/vwc/guest" "$root/vwc/cases" "$root/vwc/lib" "$root/vwc/bench"
 cp -a "$HERE"/../lib/guest.sh "$root/vwc/lib/"
 cp -a "$HERE"/guest/. "$root/vwc/guest/"
 cp -a "$HERE"/cases/. "$root/vwc/cases/"
+cp -a "$HERE"/../../bench/guest/. "$root/vwc/bench/"
 write_init "$root"
 ldconfig -r "$root" 2>/dev/null || ldconfig -r "$root"
 

@@ -4,7 +4,9 @@
 # Usage: run-suite.sh [DESTDIR]     DESTDIR: the project's `meson install` tree
 # Environment:
 #   VWC_KERNELS   only these kernel tags (e.g. "6.1 7.2")
-#   VWC_CASES     only these cases: names or globs (e.g. "kernel-facts multi*")
+#   VWC_CASES     only these cases: names or globs (e.g. "kernel-facts multi*"),
+#                 each with @KERNEL for that kernel alone, VWC_KERNELS
+#                 notwithstanding (e.g. "core@7.2 t700*@6.1-generic")
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
@@ -27,24 +29,27 @@ DESTDIR_IN=${1:-}
 LOGDIR=${VWC_LOG_DIR:-$REPO/build/vm-logs}
 DEFAULT_KERNELS="6.1 6.12 7.2"
 
-selected() { # NAME: matches VWC_CASES (or no filter)
+selected() { # NAME KERNEL: matches VWC_CASES and VWC_KERNELS (or no filter)
 	local pat
-	[ -n "${VWC_CASES:-}" ] || return 0
+	[ -n "${VWC_CASES:-}" ] || { kernel_ok "$2"; return; }
 	for pat in $VWC_CASES; do
 		# shellcheck disable=SC2053 # glob match intended
-		[[ $1 == $pat ]] && return 0
+		case $pat in
+		*@*) [[ $1 == ${pat%%@*} && $2 == ${pat#*@} ]] && return 0 ;;
+		*) [[ $1 == $pat ]] && kernel_ok "$2" && return 0 ;;
+		esac
 	done
 	return 1
 }
 
-kernels_of() { # CASE: its "# kernels:" list, limited by VWC_KERNELS
-	local list k
+kernel_ok() { # KERNEL: in VWC_KERNELS (or no filter)
+	[ -z "${VWC_KERNELS:-}" ] || [[ " $VWC_KERNELS " == *" $1 "* ]]
+}
+
+kernels_of() { # CASE: its "# kernels:" list
+	local list
 	list=$(sed -n 's/^# kernels:[[:space:]]*//p' "$1" | head -n 1)
-	for k in ${list:-$DEFAULT_KERNELS}; do
-		if [ -z "${VWC_KERNELS:-}" ] || [[ " $VWC_KERNELS " == *" $k "* ]]; then
-			echo "$k"
-		fi
-	done
+	echo "${list:-$DEFAULT_KERNELS}"
 }
 
 # --- plan ---
@@ -52,9 +57,9 @@ runs=()
 declare -A tags=()
 for f in "$HERE"/cases/*.sh; do
 	name=$(basename "$f" .sh)
-	selected "$name" || continue
 	[ -n "${VWC_CASES:-}" ] || ! grep -q '^# manual:' "$f" || continue
 	for k in $(kernels_of "$f"); do
+		selected "$name" "$k" || continue
 		runs+=("$k $f")
 		tags[$k]=1
 		# the kernel of its peer guest (# vm: peer kernel=TAG), fetched too

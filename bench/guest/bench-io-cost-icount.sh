@@ -9,4 +9,4 @@
 # tracepoints add to the I/O path in instructions, not what a loaded host
 # adds to its wall clock. It does not model caches or branch prediction:
 # a cost in cycles beyond the instructions is not seen.
-. /vwc/guest/bench-io-cost.sh
+. /vwc/bench/bench-io-cost.sh
