@@ -21,33 +21,16 @@ void vwc_io_release(int fd)
 	(void)fd;	/* commands go through @fd itself */
 }
 
-int vwc_io_identify_ctrl(int fd, struct nvme_id_ctrl *id)
+/* Identify with @cns and @nsid into @data (4 KiB), the rest left "none" */
+static int identify(int fd, enum nvme_identify_cns cns, __u32 nsid,
+		    void *data)
 {
 	struct nvme_identify_args args = {
 		.args_size = sizeof(args),
 		.fd = fd,
 		.timeout = VWC_ADMIN_TIMEOUT_MS,
-		.data = id,
-		.cns = NVME_IDENTIFY_CNS_CTRL,
-		.csi = NVME_CSI_NVM,
-		.nsid = NVME_NSID_NONE,
-		.cntid = NVME_CNTLID_NONE,
-		.cns_specific_id = NVME_CNSSPECID_NONE,
-		.uuidx = NVME_UUID_NONE,
-	};
-
-	errno = 0;
-	return nvme_ret(nvme_identify(&args));
-}
-
-int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
-{
-	struct nvme_identify_args args = {
-		.args_size = sizeof(args),
-		.fd = fd,
-		.timeout = VWC_ADMIN_TIMEOUT_MS,
-		.data = list,
-		.cns = NVME_IDENTIFY_CNS_NS_ACTIVE_LIST,
+		.data = data,
+		.cns = cns,
 		.csi = NVME_CSI_NVM,
 		.nsid = nsid,
 		.cntid = NVME_CNTLID_NONE,
@@ -57,26 +40,22 @@ int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
 
 	errno = 0;
 	return nvme_ret(nvme_identify(&args));
+}
+
+int vwc_io_identify_ctrl(int fd, struct nvme_id_ctrl *id)
+{
+	return identify(fd, NVME_IDENTIFY_CNS_CTRL, NVME_NSID_NONE, id);
+}
+
+int vwc_io_identify_active_ns(int fd, __u32 nsid, struct nvme_ns_list *list)
+{
+	return identify(fd, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, nsid, list);
 }
 
 int vwc_io_identify_ns_indep(int fd, __u32 nsid,
 			     struct nvme_id_independent_id_ns *id)
 {
-	struct nvme_identify_args args = {
-		.args_size = sizeof(args),
-		.fd = fd,
-		.timeout = VWC_ADMIN_TIMEOUT_MS,
-		.data = id,
-		.cns = NVME_IDENTIFY_CNS_CSI_INDEPENDENT_ID_NS,
-		.csi = NVME_CSI_NVM,
-		.nsid = nsid,
-		.cntid = NVME_CNTLID_NONE,
-		.cns_specific_id = NVME_CNSSPECID_NONE,
-		.uuidx = NVME_UUID_NONE,
-	};
-
-	errno = 0;
-	return nvme_ret(nvme_identify(&args));
+	return identify(fd, NVME_IDENTIFY_CNS_CSI_INDEPENDENT_ID_NS, nsid, id);
 }
 
 int vwc_io_get_features(int fd, __u8 fid, __u32 *result)
