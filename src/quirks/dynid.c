@@ -298,9 +298,19 @@ int vwc_dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
 			v, dv, NVME_DRV_DIR, strerror(-r));
 		return r;
 	}
+	if (key) {
+		dynid_path("dynid", key, path, sizeof(path));
+		unlink(path);
+	}
+	return n;
+}
+
+void vwc_dynid_forget(const char *key)
+{
+	char path[512];
+
 	dynid_path("dynid", key, path, sizeof(path));
 	unlink(path);
-	return n;
 }
 
 #define TWINS_MAX	32

@@ -189,12 +189,23 @@ void vwc_dynid_hold_set(const char *addr, bool set);
  * @dv:		device
  * @sv:		subsystem vendor
  * @sd:		subsystem device
- * @key:	record name
+ * @key:	record name; NULL keeps the record (a rebind still to come:
+ *		vwc_dynid_forget() once it is done)
  *
  * Return: how many were removed, or a negative errno.
  */
 int vwc_dynid_remove_ids(unsigned int v, unsigned int dv, unsigned int sv,
 			 unsigned int sd, const char *key);
+
+/**
+ * vwc_dynid_forget() - remove the record of a dynamic ID
+ * @key:	record name
+ *
+ * Once the controller runs without the ID (bound again after its
+ * removal): a process ended between the removal and the bind leaves the
+ * record, so that the next restore still knows the quirk is its own.
+ */
+void vwc_dynid_forget(const char *key);
 
 /**
  * vwc_dynid_add() - add (and record) a dynamic ID for @d's exact IDs

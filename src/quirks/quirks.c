@@ -462,8 +462,9 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 		return 1;
 	}
 	if (recorded) {
+		/* the record goes once the controller is bound without it */
 		r = vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
-				     d->subdevice, d->key);
+				     d->subdevice, NULL);
 		if (r < 0) {
 			vwc_holds_release(&h);
 			vwc_dynid_qlock_release();
@@ -474,6 +475,8 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	}
 	vwc_dynid_hold_set(d->addr, true);
 	r = vwc_dynid_rebind(d, &h, l.n);
+	if (!r && recorded)
+		vwc_dynid_forget(d->key);
 	vwc_dynid_qlock_release();
 	if (r)
 		return r;
