@@ -140,20 +140,25 @@ static int all_write_back(struct vwc_run *r, int ci, bool first)
 
 /*
  * A fabrics controller: before anything is written, Set Features 06h
- * with the value WCE reads now, which changes nothing where it is taken,
- * tells whether the target takes the command at all. Return: 0 to go
- * on, or the target's refusal (reported).
+ * with the value WCE read, which changes nothing where it is taken,
+ * tells whether the target takes the command at all. Only WCE=0 is sent
+ * so (vwc_policy_probe_wce(): a stale 1 would turn a cache on under
+ * namespaces another writer has put in write through since); with WCE
+ * read 1 the refusal shows at step 3, after the namespaces are in write
+ * back. Return: 0 to go on, or the target's refusal (reported).
  */
 static int fabrics_takes_set(struct vwc_run *r, struct vwc_ctrl *c)
 {
+	bool val;
 	int fd, ret;
 
-	if (!fabrics(c) || c->facts.wce == VWC_TRI_UNKNOWN || r->dry_run)
+	if (!fabrics(c) || r->dry_run ||
+	    !vwc_policy_probe_wce(c->facts.wce, &val))
 		return 0;
 	fd = vwc_ctrl_fd(c);
 	if (fd < 0)
 		return 0;	/* the steps below report it */
-	ret = vwc_nvme_set_wce(fd, c->facts.wce == VWC_TRI_YES);
+	ret = vwc_nvme_set_wce(fd, val);
 	vwc_ctrl_fd_put(c, fd);
 	if (ret > 0) {
 		refused(r, c, ret);

@@ -120,6 +120,12 @@ bool vwc_reason_ns_no_cache(enum vwc_reason reason)
 	       reason == VWC_REASON_NS_NO_CACHE_OVERRIDE;
 }
 
+bool vwc_policy_probe_wce(enum vwc_tri wce, bool *val)
+{
+	*val = false;
+	return wce == VWC_TRI_NO;
+}
+
 const char *vwc_mode_str(enum vwc_mode mode)
 {
 	switch (mode) {

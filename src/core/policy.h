@@ -176,6 +176,26 @@ struct vwc_decision vwc_policy_restored(struct vwc_decision d);
 bool vwc_policy_kernel_may_hold(const struct vwc_facts *facts, int n);
 
 /**
+ * vwc_policy_probe_wce() - may a Set Features 06h be sent only to learn
+ *			    whether a target takes the command at all?
+ * @wce:	WCE as read before (not under the writers' lock)
+ * @val:	on true, the value to send
+ *
+ * Such a probe sends the value read, to change nothing where it is
+ * taken. But that value may be stale: since the read, another writer
+ * (a set-cache off, under the writers' lock) may have turned the cache
+ * off and put the namespaces in write through; a probe of WCE=1 then
+ * turns the cache on under them (and a SIGKILL before the next step
+ * leaves it so). Only WCE=0 may be probed: a cache turned off never
+ * breaks the invariant.
+ *
+ * Return: true (with @val false) when WCE read 0; false otherwise, and
+ * the refusal shows at the real Set Features, after the namespaces are
+ * in write back.
+ */
+bool vwc_policy_probe_wce(enum vwc_tri wce, bool *val);
+
+/**
  * vwc_mode_str() - the sysfs spelling of a mode
  * @mode:	mode
  *

@@ -311,11 +311,13 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
  * namespace's add to the sidecar (71-nvme-vwc-sync.rules): it reads every
  * event that came at once and handles them in one pass, with no process
  * started per namespace (at fabrics scale, hundreds of namespaces a
- * connect). Made once the first pass is done, removed at stop. Left
- * behind by a crash, it costs no safety: a namespace that appears starts
- * in the kernel's own mode, write back whenever a cache may be on (or
- * none is there), and systemd starts the sidecar again, whose first pass
- * takes every namespace present.
+ * connect). Made once the first pass is done, removed at stop, and by
+ * the service's ExecStopPost however the process ended. Left behind (a
+ * watch run by hand and killed), it costs no safety: a namespace that
+ * appears starts in the kernel's own mode, write back whenever a cache
+ * may be on (or none is there), but write through where the policy
+ * allows it waits for a sidecar's first pass, which takes every
+ * namespace present.
  */
 static void udev_handoff(bool on)
 {

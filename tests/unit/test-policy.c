@@ -210,6 +210,16 @@ int main(void)
 		ok(!vwc_policy_kernel_may_hold(NULL, 0),
 		   "kernel holds: no controller known -> may not");
 	}
+	{
+		bool v = true;
+
+		ok(vwc_policy_probe_wce(VWC_TRI_NO, &v) && !v,
+		   "probe Set Features: WCE read 0 -> sends 0");
+		ok(!vwc_policy_probe_wce(VWC_TRI_YES, &v),
+		   "probe Set Features: WCE read 1 -> none (a stale 1 would turn a cache on under write through)");
+		ok(!vwc_policy_probe_wce(VWC_TRI_UNKNOWN, &v),
+		   "probe Set Features: WCE unknown -> none");
+	}
 
 	for (i = VWC_REASON_IGNORED; i <= VWC_REASON_NS_NO_CACHE_OVERRIDE; i++)
 		ok(strcmp(vwc_reason_str((enum vwc_reason)i), "?") != 0,
