@@ -26,10 +26,10 @@
 # Debian 12's kernel is built without nvme-loop (CONFIG_NVME_TARGET_LOOP is
 # not set): 6.1-generic-io carries nvmet-tcp and nvme-tcp instead, for an
 # export over TCP on the guest's loopback interface.
-# 7.2-generic-tcp and 6.1-generic-tcp: the generic kernels with a virtio
+# 7.2-generic-tcp, 6.12-generic-tcp and 6.1-generic-tcp: the generic kernels with a virtio
 # network card and NVMe over TCP, for the cases of two guests joined by a
 # virtual network (# vm: peer, run-vm.sh): 7.2 is both the target (nvmet-tcp,
-# null_blk) and an initiator, 6.1 an initiator (nvme-tcp). Tags of their own,
+# null_blk) and an initiator, 6.1 and 6.12 (Debian 12 and 13) initiators (nvme-tcp).
 # as the -io ones, so that no other tag's module list changes.
 # Packages come from the Debian archive named in the system's sources file, with
 # the suite changed; versions are resolved at run time. Cached tags are skipped
@@ -273,6 +273,7 @@ one_tag() {
 	6.1-generic-io) fetch 6.1-generic-io bookworm amd64 "nvme dm-mod ext4 loop nvmet nvmet-tcp nvme-tcp null_blk" ;;
 	7.2-generic-tcp) fetch 7.2-generic-tcp sid amd64 "nvme nvme-tcp nvmet-tcp null_blk virtio_net" ;;
 	6.1-generic-tcp) fetch 6.1-generic-tcp bookworm amd64 "nvme nvme-tcp virtio_pci virtio_net" ;;
+	6.12-generic-tcp) fetch 6.12-generic-tcp bookworm-backports amd64 "nvme nvme-tcp virtio_pci virtio_net" ;;
 	7.2-generic-patched) fetch 7.2-generic-patched sid amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
 	6.1-generic-patched) fetch 6.1-generic-patched bookworm amd64 "nvme dm-mod ext4 loop nvmet" patched ;;
 	6.12-generic) fetch 6.12-generic bookworm-backports amd64 "nvme dm-mod ext4 loop nvmet" t700-standin ;;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # vm: peer kernel=7.2-generic-tcp script=fabrics-target
-# kernels: 6.1-generic-tcp 7.2-generic-tcp
+# kernels: 6.1-generic-tcp 6.12-generic-tcp 7.2-generic-tcp
 # timeout: 420
 #
 # A real NVMe/TCP initiator and target: this guest connects to Linux's
