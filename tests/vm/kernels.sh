@@ -30,7 +30,7 @@
 # network card and NVMe over TCP, for the cases of two guests joined by a
 # virtual network (# vm: peer, run-vm.sh): 7.2 is both the target (nvmet-tcp,
 # null_blk) and an initiator, 6.1 and 6.12 (Debian 12 and 13) initiators (nvme-tcp).
-# as the -io ones, so that no other tag's module list changes.
+# Tags of their own, as the -io ones, so that no other tag's module list changes.
 # Packages come from the Debian archive named in the system's sources file, with
 # the suite changed; versions are resolved at run time. Cached tags are skipped
 # (VWC_KERNEL_REFRESH=1 fetches again).
