@@ -27,8 +27,8 @@
 #
 # Tags: 6.1-generic (bookworm: built on the host, whose gcc 12 is the one
 # its headers name) and 7.2-generic (sid: built in a minimal sid chroot
-# made by mmdebstrap with the headers and the compiler they name, cached
-# beside the result as chroot-sid, remade when the kernel changes).
+# made by mmdebstrap with the headers and the compiler they name: the one
+# tests/vm/patched-modules.sh keeps, $CACHE/chroots/kmod-sid-VERSION).
 # Needs the tag fetched (tests/vm/kernels.sh TAG): its version file and the
 # suite's apt state that script keeps.
 # Usage: fixture-wzsl.sh [TAG...]   (default: 6.1-generic 7.2-generic)
@@ -61,25 +61,33 @@ patch_core() {
 	[ "$n" = 2 ] || die "$f: $n of the 2 changes applied (the source is not the one this script knows)"
 }
 
-# chroot_for SUITE REL: $CACHE/fixtures/wzsl/chroot-SUITE, a minimal
-# chroot of SUITE with linux-headers-REL (and the compiler it depends on)
+# chroot_for SUITE REL: the build chroot tests/vm/patched-modules.sh makes
+# and keeps for the same kernel ($CACHE/chroots/kmod-SUITE-REL: minbase,
+# make and linux-headers-REL with the compiler it depends on), made here
+# the same way if that script has not made it yet, under the same lock:
+# one chroot a kernel version for both fixtures
 chroot_for() {
-	local suite=$1 rel=$2 root=$CACHE/fixtures/wzsl/chroot-$1
-	if [ -d "$root/usr/src/linux-headers-$rel" ]; then
+	local suite=$1 rel=$2 root=$CACHE/chroots/kmod-$1-$2
+	mkdir -p "$CACHE/chroots"
+	exec 8>"$root.lock"
+	flock 8
+	if [ -x "$root/usr/bin/make" ] && [ -d "$root/usr/src/linux-headers-$rel" ]; then
+		exec 8>&-
 		echo "$root"
 		return 0
 	fi
 	log "$suite: making a build chroot with linux-headers-$rel (mmdebstrap)"
 	rm -rf "$root.new"
-	mkdir -p "$(dirname "$root")"
 	# sid's Release reads as expired to a fresh apt: keep it valid
-	mmdebstrap --quiet --variant=minbase \
+	mmdebstrap --quiet --variant=minbase --mode=root --format=directory \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
-		--include="linux-headers-$rel,make" \
+		--aptopt='APT::Install-Recommends "false"' \
+		--include="make,linux-headers-$rel" \
 		"$suite" "$root.new" "$CACHE/apt/$suite/debian.sources" >&2 ||
 		die "$suite: mmdebstrap failed"
 	rm -rf "$root"
 	mv "$root.new" "$root"
+	exec 8>&-
 	echo "$root"
 }
 
