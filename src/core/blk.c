@@ -305,6 +305,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	ns->decision = d;
 	ns->errmsg[0] = '\0';
 	ns->kernel_held = false;
+	ns->written = 0;
 	r = vwc_blk_read(ns->syspath, &ns->before);
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
@@ -338,6 +339,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	}
 
 	r = write_nodes(ns, d.mode, &bad, &written);
+	ns->written = written;
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
 		if (bad == ns->syspath)

@@ -548,9 +548,12 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 		struct vwc_ns *ns = &r->topo.ns[i];
 		enum vwc_mode before = ns->before;
 
-		/* no cache of its own: a controller's WCE is nothing to it */
+		/* no cache of its own: a controller's WCE is nothing to it;
+		 * nothing written by this run: no write back of the fast
+		 * path's can have been overwritten (another controller's
+		 * toggle must not undo a write through that was already there) */
 		if (!later[i] || ns->after != VWC_MODE_WRITE_THROUGH ||
-		    ns->no_vwc == VWC_TRI_YES)
+		    ns->no_vwc == VWC_TRI_YES || !ns->written)
 			continue;
 		vwc_info("%s: a Set Features 06h with WCE=1 came during the write: back to write back",
 			 ns->name);

@@ -153,6 +153,8 @@ struct vwc_ctrl {
  * @before:		queue/write_cache as found
  * @after:		queue/write_cache as left
  * @action:		what happened to it
+ * @written:		nodes (head or paths) vwc_blk_apply() wrote in its
+ *			last call: 0 when everything already was as decided
  * @kernel_held:	write back was decided, but the kernel holds no
  *			write cache for it (queue/fua 0: it read WCE=0
  *			itself, or the namespace has none), so write back
@@ -175,6 +177,7 @@ struct vwc_ns {
 	enum vwc_mode before;
 	enum vwc_mode after;
 	enum vwc_action action;
+	int written;
 	bool kernel_held;
 	char errmsg[160];
 };
