@@ -27,6 +27,8 @@
 #   write cache enable state": the reaction to a raw Set Features 06h of
 #   the patched kernel alone, with the sidecar, and of the stock kernel with
 #   the sidecar, in one boot: -k 7.2-generic-patched or 6.1-generic-patched),
+#   wcstore (what one write of write back to queue/write_cache costs the
+#   writer: -k 7.2-generic, 6.1-generic),
 #   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
 #   namespaces: -k 7.2-generic-io; about 12 min under TCG).
 #   bench/README.md lists them with their results.
