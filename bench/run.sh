@@ -23,6 +23,12 @@
 #   none/nice/fifo, by the sidecar's share of the reaction; per kernel),
 #   faults-all (the VM case faults at every step of every command, each
 #   with the next fault kind in turn; per kernel, about 15 min under TCG),
+#   aside (side by side with the kernel patch "nvme: honor the volatile
+#   write cache enable state": the reaction to a raw Set Features 06h of
+#   the patched kernel alone, with the sidecar, and of the stock kernel with
+#   the sidecar, in one boot: -k 7.2-generic-patched or 6.1-generic-patched),
+#   wcstore (what one write of write back to queue/write_cache costs the
+#   writer: -k 7.2-generic, 6.1-generic),
 #   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
 #   namespaces: -k 7.2-generic-io; about 12 min under TCG).
 #   bench/README.md lists them with their results.
@@ -60,6 +66,10 @@ for name in "${names[@]}"; do
 	io-cost*) ktag=${kernel%-io}-io out=$name-${kernel%-io} ;;
 	esac
 	bash tests/vm/kernels.sh "$ktag" >/dev/null
+	# the fixtures the guest names ("# vm: fixture NAME"), for its kernel
+	for fx in $(sed -n 's/^# vm: fixture[[:space:]]*//p' "$guest"); do
+		bash "tests/vm/fixture-$fx.sh" "$ktag" >/dev/null
+	done
 	log=$work/$name.log
 	to=$(sed -n 's/^# timeout:[[:space:]]*//p' "$guest" | head -n 1)
 	! grep -q '^# bench: per-kernel' "$guest" || out=$name-$kernel

@@ -5,7 +5,7 @@
  * overhead. A test tool for the VM guests.
  *
  * Usage:
- *   wc-sampler run -n NS -e MODE [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]
+ *   wc-sampler run -n NS -e MODE [-t TIMEOUT_MS] [-p PERIOD_US] [-q] [-F] -- CMD [ARG...]
  *     Run CMD (fork/exec). From the moment it exits, sample write_cache until
  *     it reads MODE ("back" or "through", or the full "write back"), at most
  *     TIMEOUT_MS (default 5000). Prints one line:
@@ -15,6 +15,12 @@
  *     pre is what write_cache read just before CMD started (pre=MODE: the
  *     figure says nothing about CMD).
  *     -q sends CMD's stdout and stderr to /dev/null.
+ *     -F: sample from the fork on instead, while CMD runs (a mode CMD's
+ *     kernel work sets before CMD exits is timed too); ms is then from the
+ *     fork, and the line adds exit_ms=, the time from the fork to CMD's
+ *     exit (ms <= exit_ms: the mode read before CMD had exited):
+ *       WCS run ns=NS rc=RC expect=back ms=.. samples=.. timeout=0 pre=..
+ *           spin=0 exit_ms=..
  *   wc-sampler sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]
  *     Sample write_cache for DURATION_MS (default 400; 0: until SIGTERM or
  *     SIGINT, then print the figures and exit). With -c, whenever a
@@ -208,7 +214,7 @@ static int parse_mode(const char *s)
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: %s run -n NS -e back|through [-t TIMEOUT_MS] [-p PERIOD_US] [-q] -- CMD [ARG...]\n"
+		"usage: %s run -n NS -e back|through [-t TIMEOUT_MS] [-p PERIOD_US] [-q] [-F] -- CMD [ARG...]\n"
 		"       %s sample -n NS [-d DURATION_MS] [-c /dev/nvmeX] [-p PERIOD_US]\n"
 		"       %s soak -s SERIAL [-N NSID] [-d DURATION_MS] [-l LIMIT_MS] [-p PERIOD_US]\n",
 		prog, prog, prog);
@@ -271,6 +277,84 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 pre=%s last=%s spin=%d\n",
 	       ns, rc, expect == WC_BACK ? "back" : "through", t, samples,
 	       state_str(pre), state_str(s), spinning);
+	return 1;
+}
+
+/*
+ * run -F: sample from the fork on, while CMD runs, until write_cache reads
+ * @expect and CMD has exited (or the timeout).
+ */
+static int do_run_fork(const char *ns, int expect, long timeout_ms,
+		       long period_us, bool quiet, char **argv)
+{
+	struct timespec start;
+	double t0, t = 0, flip = -1, exit_ms = -1;
+	long k = 0, samples = 0;
+	int fd, status, rc = -1, s = WC_ERR, pre;
+	pid_t pid, w;
+
+	fd = open_wc(ns);
+	if (fd < 0)
+		return 2;
+	pre = read_wc(fd);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+		return 2;
+	}
+	if (pid == 0) {
+		if (quiet) {
+			int nul = open("/dev/null", O_WRONLY);
+
+			if (nul >= 0) {
+				dup2(nul, 1);
+				dup2(nul, 2);
+			}
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[0], strerror(errno));
+		_exit(127);
+	}
+	for (;;) {
+		if (flip < 0) {
+			s = read_wc(fd);
+			t = now_ms() - t0;
+			samples++;
+			if (s == expect)
+				flip = t;
+		}
+		if (exit_ms < 0) {
+			w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				exit_ms = now_ms() - t0;
+				rc = WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status);
+			}
+		}
+		if (flip >= 0 && exit_ms >= 0)
+			break;
+		if (now_ms() - t0 >= timeout_ms)
+			break;
+		tick(&start, ++k, period_us);
+	}
+	if (exit_ms < 0) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		exit_ms = now_ms() - t0;
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) :
+			128 + WTERMSIG(status);
+	}
+	if (flip >= 0) {
+		printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=0 pre=%s spin=%d exit_ms=%.3f\n",
+		       ns, rc, expect == WC_BACK ? "back" : "through", flip,
+		       samples, state_str(pre), spinning, exit_ms);
+		return 0;
+	}
+	printf("WCS run ns=%s rc=%d expect=%s ms=%.3f samples=%ld timeout=1 pre=%s last=%s spin=%d exit_ms=%.3f\n",
+	       ns, rc, expect == WC_BACK ? "back" : "through", t, samples,
+	       state_str(pre), state_str(s), spinning, exit_ms);
 	return 1;
 }
 
@@ -647,7 +731,7 @@ int main(int argc, char **argv)
 	long timeout_ms = 5000, duration_ms = 400, period_us = 1000;
 	long limit_ms = 1000, nsid = 0;
 	int expect = WC_ERR, opt;
-	bool quiet = false;
+	bool quiet = false, from_fork = false;
 
 	if (argc < 2)
 		return usage();
@@ -656,7 +740,7 @@ int main(int argc, char **argv)
 	argc--;
 	if (!strcmp(mode, "soak"))
 		duration_ms = 0;
-	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:qs:l:N:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:e:t:p:d:c:qFs:l:N:")) != -1) {
 		switch (opt) {
 		case 's':
 			serial = optarg;
@@ -688,6 +772,9 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'F':
+			from_fork = true;
+			break;
 		default:
 			return usage();
 		}
@@ -702,6 +789,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "run")) {
 		if (expect == WC_ERR || optind >= argc || timeout_ms <= 0)
 			return usage();
+		if (from_fork)
+			return do_run_fork(ns, expect, timeout_ms, period_us,
+					   quiet, argv + optind);
 		return do_run(ns, expect, timeout_ms, period_us, quiet, argv + optind);
 	}
 	if (!strcmp(mode, "sample")) {
