@@ -221,23 +221,14 @@ static int usage(void)
 	return 2;
 }
 
-static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
-		  bool quiet, char **argv)
+/* CMD started in a child (its output to /dev/null when @quiet); -1 if not */
+static pid_t spawn(bool quiet, char **argv)
 {
-	struct timespec start;
-	double t0, t;
-	long k = 0, samples = 0;
-	int fd, status, rc, s, pre;
-	pid_t pid;
+	pid_t pid = fork();
 
-	fd = open_wc(ns);
-	if (fd < 0)
-		return 2;
-	pre = read_wc(fd);
-	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
-		return 2;
+		return -1;
 	}
 	if (pid == 0) {
 		if (quiet) {
@@ -252,6 +243,25 @@ static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
 		fprintf(stderr, "%s: %s: %s\n", prog, argv[0], strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+static int do_run(const char *ns, int expect, long timeout_ms, long period_us,
+		  bool quiet, char **argv)
+{
+	struct timespec start;
+	double t0, t;
+	long k = 0, samples = 0;
+	int fd, status, rc, s, pre;
+	pid_t pid;
+
+	fd = open_wc(ns);
+	if (fd < 0)
+		return 2;
+	pre = read_wc(fd);
+	pid = spawn(quiet, argv);
+	if (pid < 0)
+		return 2;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			fprintf(stderr, "%s: waitpid: %s\n", prog, strerror(errno));
@@ -299,24 +309,9 @@ static int do_run_fork(const char *ns, int expect, long timeout_ms,
 	pre = read_wc(fd);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	t0 = start.tv_sec * 1e3 + start.tv_nsec / 1e6;
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+	pid = spawn(quiet, argv);
+	if (pid < 0)
 		return 2;
-	}
-	if (pid == 0) {
-		if (quiet) {
-			int nul = open("/dev/null", O_WRONLY);
-
-			if (nul >= 0) {
-				dup2(nul, 1);
-				dup2(nul, 2);
-			}
-		}
-		execvp(argv[0], argv);
-		fprintf(stderr, "%s: %s: %s\n", prog, argv[0], strerror(errno));
-		_exit(127);
-	}
 	for (;;) {
 		if (flip < 0) {
 			s = read_wc(fd);
