@@ -14,19 +14,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # no setting of the caller's leaks in
 while read -r v; do unset "$v"; done < <(env | sed -n 's/^\(VWC_[A-Z0-9_]*\)=.*/\1/p')
-n=0 failed=0
-t() { # NAME COMMAND...: ok when COMMAND succeeds
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		sed 's/^/# /' "$T/out" 2>/dev/null
-		failed=1
-	fi
-}
+# shellcheck source=../lib/tap.sh
+. "$D/lib/tap.sh"
 # chk ARGS...: tests/check -n ARGS, its output in $T/out; its exit status
 chk() { VWC_CONFIG=${CONF:-/dev/null} bash "$D/check" -n "$@" >"$T/out" 2>&1; }
 # shellcheck disable=SC2317 # called through t
@@ -98,5 +87,4 @@ for v in $({ find tests scripts bench -name '*.sh' \
 done
 t "tests/check.conf names every setting the runners read" [ ! -s "$T/out" ]
 
-echo "1..$n"
-exit "$failed"
+tap_done

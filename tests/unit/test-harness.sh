@@ -14,19 +14,8 @@ trap 'rm -rf "$T"' EXIT
 . "$D/lib/qemu.sh"
 # shellcheck source=../lib/skips.sh
 VWC_SKIPS_ALLOW=$T/allow . "$D/lib/skips.sh"
-n=0 failed=0
-t() { # NAME COMMAND...: ok when COMMAND succeeds
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		sed 's/^/# /' "$T/out" 2>/dev/null
-		failed=1
-	fi
-}
+# shellcheck source=../lib/tap.sh
+. "$D/lib/tap.sh"
 # guest CASE-BODY: a guest run's serial log from sh with tests/lib/guest.sh
 guest() { sh -c ". '$D/lib/guest.sh'; $1" >"$T/log" 2>&1; }
 results() { VWC_INFO=0 vq_results "$T/log" "[k] c:" "$T/names" >"$T/out"; }
@@ -80,5 +69,4 @@ t "outside CI: no skip fails" [ "$SKIPS_BAD" = 0 ]
 printf '%s\n' 'ok 3 - promtool: fleet serial logs # SKIP no fleet log given' >"$T/skips.out"
 CI=true skips_judge fleet "$T/skips.out" 1 >"$T/out"
 t "under CI: a TAP skip is judged too" [ "$SKIPS_BAD" = 1 ]
-echo "1..$n"
-exit "$failed"
+tap_done
