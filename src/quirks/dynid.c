@@ -366,12 +366,15 @@ static void twins_release(char (*addr)[20], int n)
 int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val)
 {
 	char line[96], path[512], dir[512], twins[TWINS_MAX][20], what[160];
-	unsigned long have;
 	FILE *f;
 	int r, nt;
 
-	if (vwc_dynid_recorded(d->key, &have) && have == val)
-		return 0;
+	/*
+	 * Written again even where a record says so: a record outlives its
+	 * ID when restore is killed between removing the ID and the end of
+	 * the rebind (the record goes only after it), and add is called
+	 * only to rebind with the ID.
+	 */
 	if (vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor, d->subdevice,
 			     d->key) < 0)
 		return -EIO;

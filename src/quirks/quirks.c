@@ -385,7 +385,7 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	static char done[64][20];
 	static int nr_done;
 	struct vwc_quirks_opts qo = { .dry_run = dry_run, .quiet = quiet };
-	char why[800], before[512], after[512], kq[512], note[160];
+	char why[800], before[512], after[512], kq[512], note[160], what[160];
 	struct vwc_holds h = { .n = 0 };
 	unsigned long val = 0;
 	struct vwc_nslist l VWC_NSLIST_AUTO = { 0 };
@@ -461,11 +461,15 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 			snprintf(id->by, sizeof(id->by), "%s", d->addr);
 		return 1;
 	}
+	/* from the ID's removal to the record's: a signal held (sigdefer.h) */
+	snprintf(what, sizeof(what), "the restore of %s", d->label);
+	vwc_sig_hold(what);
 	if (recorded) {
 		/* the record goes once the controller is bound without it */
 		r = vwc_dynid_remove_ids(d->vendor, d->device, d->subvendor,
 				     d->subdevice, NULL);
 		if (r < 0) {
+			vwc_sig_release();
 			vwc_holds_release(&h);
 			vwc_dynid_qlock_release();
 			return r;
@@ -477,6 +481,7 @@ static int restore_dev(struct vwc_pcidev *d, bool dry_run, bool quiet)
 	r = vwc_dynid_rebind(d, &h, l.n);
 	if (!r && recorded)
 		vwc_dynid_forget(d->key);
+	vwc_sig_release();
 	vwc_dynid_qlock_release();
 	if (r)
 		return r;
