@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The mark that makes the rules leave a namespace add to the sidecar
-# (TEST!="<rundir>/sidecar-active") is removed by the service however the
+# The mark that makes the rules leave controller and namespace events to
+# the sidecar (TEST!="<rundir>/sidecar-active") is tested by every rule
+# that runs sync on them, and is removed by the service however the
 # sidecar ends: its own stop removes it, and ExecStopPost removes what a
-# SIGKILL, the OOM killer or a crash left behind (with the service then
-# stopped for good, the mark would have kept every later namespace add
-# from the rule until the next boot). TAP.
+# SIGKILL, the OOM killer or a crash left behind (a link that leads
+# nowhere by then, but a link all the same). TAP.
 # Usage: check-handoff.sh RULES SERVICE (both as built)
 rules=${1:?usage: check-handoff.sh RULES SERVICE}
 service=${2:?usage: check-handoff.sh RULES SERVICE}
@@ -21,9 +21,18 @@ t() { # NAME COMMAND...
 		bad=1
 	fi
 }
-mark=$(grep -o 'TEST!="[^"]*sidecar-active"' "$rules" | cut -d'"' -f2)
+mark=$(grep -o 'TEST!="[^"]*sidecar-active"' "$rules" | cut -d'"' -f2 | sort -u)
 t "the rules test one mark of the sidecar ($mark)" \
 	[ "$(printf '%s\n' "$mark" | grep -c .)" = 1 ]
+# the controller's add and change, and the namespace's add: each rule that
+# runs sync on them is the sidecar's while it runs (logical lines: a rule
+# continued with backslashes is one)
+rule_lines() { sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$rules" | grep -v '^#'; }
+guarded() { rule_lines | grep "$1" | grep 'RUN+="[^"]* sync ' | grep -qF "TEST!=\"$mark\""; }
+t "a controller's add and change: the sidecar's while it runs" \
+	guarded 'SUBSYSTEM=="nvme", KERNEL=="nvme\[0-9\]\*", ACTION=="add|change"'
+t "a namespace's add: the sidecar's while it runs" \
+	guarded 'SUBSYSTEM=="block"'
 stop=$(sed -n 's/^ExecStopPost=-\{0,1\}//p' "$service")
 removes() { [ -n "$mark" ] && printf '%s\n' "$stop" | grep -qxF "/bin/rm -f $mark"; }
 t "the service's ExecStopPost removes that mark" removes

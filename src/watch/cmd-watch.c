@@ -307,34 +307,56 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 }
 
 /*
- * While <rundir>/sidecar-active exists, the udev rules leave a
- * namespace's add to the sidecar (71-nvme-vwc-sync.rules): it reads every
- * event that came at once and handles them in one pass, with no process
- * started per namespace (at fabrics scale, hundreds of namespaces a
- * connect). Made once the first pass is done, removed at stop, and by
- * the service's ExecStopPost however the process ended. Left behind (a
- * watch run by hand and killed), it costs no safety: a namespace that
- * appears starts in the kernel's own mode, write back whenever a cache
- * may be on (or none is there), but write through where the policy
- * allows it waits for a sidecar's first pass, which takes every
- * namespace present.
+ * While <rundir>/sidecar-active leads somewhere, the udev rules leave a
+ * controller's add and change and a namespace's add to the sidecar
+ * (71-nvme-vwc-sync.rules): it reads every event that came at once and
+ * handles them in one pass, with no process started per event (at
+ * fabrics scale, hundreds of namespaces a connect). The mark is a
+ * symbolic link to /proc/<our pid>/fdinfo/<a descriptor we hold open, at
+ * HANDOFF_FD_MIN or above>: udev's TEST follows it, and it leads nowhere
+ * once this process is gone, however it ended (a SIGKILL, the OOM killer,
+ * a watch run by hand and killed), before the service's ExecStopPost
+ * removes it; a pid used again leads nowhere either unless that process
+ * holds the same high descriptor. Made once the first pass is done,
+ * removed at stop.
  */
+#define HANDOFF_FD_MIN	600
+
+static int handoff_fd = -1;
+
 static void udev_handoff(bool on)
 {
-	char path[600];
+	char path[600], tmp[620], target[64];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/sidecar-active", vwc_rundir());
 	if (!on) {
 		unlink(path);
+		if (handoff_fd >= 0)
+			close(handoff_fd);
+		handoff_fd = -1;
 		return;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		vwc_warn("watch: cannot create %s: %s; udev's rules keep running a sync for each namespace that appears",
-			 path, strerror(errno));
-	else
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	handoff_fd = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, HANDOFF_FD_MIN);
+	if (fd >= 0)
 		close(fd);
+	if (handoff_fd < 0) {
+		vwc_warn("watch: cannot hold a descriptor for %s: %s; udev's rules keep running a sync for each controller and namespace event",
+			 path, strerror(errno));
+		return;
+	}
+	snprintf(target, sizeof(target), "/proc/%d/fdinfo/%d", (int)getpid(),
+		 handoff_fd);
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	unlink(tmp);
+	if (symlink(target, tmp) || rename(tmp, path)) {
+		vwc_warn("watch: cannot make %s: %s; udev's rules keep running a sync for each controller and namespace event",
+			 path, strerror(errno));
+		unlink(tmp);
+		close(handoff_fd);
+		handoff_fd = -1;
+	}
 }
 
 int cmd_watch(int argc, char **argv)

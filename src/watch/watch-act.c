@@ -100,23 +100,35 @@ static uint64_t op_ident(const struct vwc_ctrl *tc)
 	return (uint64_t)st.st_ino;
 }
 
+/* a namespace's disk: the same way (a new disk, a new directory) */
+static uint64_t op_ns_ident(const struct vwc_ns *tn)
+{
+	struct stat st;
+
+	if (stat(tn->syspath, &st))
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
 const struct vwc_model_ops vwc_watch_ops = {
 	.ctrl_added = op_ctrl_added,
 	.ctrl_gone = op_ctrl_gone,
 	.ns_added = op_ns_added,
 	.ns_gone = op_ns_gone,
 	.ident = op_ident,
+	.ns_ident = op_ns_ident,
 };
 
 void vwc_watch_rescan(struct vwc_sidecar *wr)
 {
+	double t0 = vwc_watch_now();
 	int r = vwc_run_rescan(&wr->run);
 
 	if (r) {
 		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
 		return;
 	}
-	wr->model.rescan = false;
+	vwc_model_rescanned(&wr->model, vwc_watch_now() - t0);
 	wr->model.topo = &wr->run.topo;
 	vwc_watch_topo_changed(wr);	/* what this scan saw */
 	vwc_model_sync(&wr->model, vwc_watch_now());
@@ -440,9 +452,10 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 		if (!tn->wanted || tn->action == VWC_ACT_FAILED)
 			continue;
 		n = vwc_model_find_ns(&wr->model, tn->name);
-		if (n)
-			n->expected = tn->kernel_held ? tn->after :
-							tn->decision.mode;
+		if (!n)
+			continue;
+		n->expected = tn->kernel_held ? tn->after : tn->decision.mode;
+		n->no_vwc = tn->no_vwc;
 	}
 }
 

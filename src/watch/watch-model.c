@@ -240,10 +240,21 @@ void vwc_model_sync(struct vwc_model *w, double now)
 	}
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_wns *n = vwc_model_find_ns(w, t->ns[i].name);
-		uint64_t paths = paths_sig(t, &t->ns[i]);
+		uint64_t paths = paths_sig(t, &t->ns[i]), ident;
 
+		ident = w->ops && w->ops->ns_ident ?
+			w->ops->ns_ident(&t->ns[i]) : 0;
+		if (n && n->ident != ident) {
+			/* another disk under the same name: nothing carried */
+			n->ident = ident;
+			n->no_vwc = VWC_TRI_UNKNOWN;
+			n->expected = VWC_MODE_NONE;
+			vwc_model_note_ns(w, n->name);
+		}
 		if (n) {
 			n->seen = true;
+			if (n->ident && n->no_vwc != VWC_TRI_UNKNOWN)
+				t->ns[i].no_vwc = n->no_vwc;
 			/* a path joined or left: its controllers look again */
 			if (n->paths != paths) {
 				n->paths = paths;
@@ -258,6 +269,9 @@ void vwc_model_sync(struct vwc_model *w, double now)
 		}
 		n->seen = true;
 		n->paths = paths;
+		n->ident = ident;
+		n->no_vwc = VWC_TRI_UNKNOWN;
+		n->expected = VWC_MODE_NONE;
 		snprintf(n->name, sizeof(n->name), "%s", t->ns[i].name);
 		if (w->ops && w->ops->ns_added)
 			w->ops->ns_added(w, n->name);
@@ -446,7 +460,45 @@ void vwc_model_safety_net(struct vwc_model *w)
 		if (!c->known || c->facts.present == VWC_TRI_YES)
 			c->wce = true;
 	}
+	/*
+	 * A namespace's own "no cache" bit is read again: a target may
+	 * have given it a cache since (its controllers read it at their
+	 * evaluation, as for a new namespace).
+	 */
+	for (i = 0; i < w->nr_ns; i++) {
+		struct vwc_wns *n = &w->ns[i];
+		int ti;
+
+		if (n->no_vwc != VWC_TRI_YES)
+			continue;
+		n->no_vwc = VWC_TRI_UNKNOWN;
+		ti = w->topo ? vwc_topo_find_ns(w->topo, n->name) : -1;
+		if (ti >= 0)
+			w->topo->ns[ti].no_vwc = VWC_TRI_UNKNOWN;
+		vwc_model_note_ns(w, n->name);
+	}
 	w->attach = true;
+}
+
+void vwc_model_note_ns_added(struct vwc_model *w, double now)
+{
+	double max = VWC_MODEL_ADD_MAX_S;
+
+	if (4 * w->rescan_cost > max)
+		max = 4 * w->rescan_cost;
+	if (!w->rescan_first)
+		w->rescan_first = now;
+	w->rescan_at = now + VWC_MODEL_ADD_QUIET_S;
+	if (w->rescan_at > w->rescan_first + max)
+		w->rescan_at = w->rescan_first + max;
+}
+
+void vwc_model_rescanned(struct vwc_model *w, double cost)
+{
+	w->rescan = false;
+	w->rescan_at = 0;
+	w->rescan_first = 0;
+	w->rescan_cost = cost;
 }
 
 static void due_min(double *due, double t)
@@ -497,6 +549,10 @@ double vwc_model_timers(struct vwc_model *w, double now)
 			due_min(&due, c->pending_since + VWC_MODEL_PENDING_S);
 		}
 	}
+	if (w->rescan_at && w->rescan_at <= now)
+		w->rescan = true;
+	else
+		due_min(&due, w->rescan_at);
 	due_min(&due, w->lock_retry);
 	return due;
 }

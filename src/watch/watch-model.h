@@ -33,6 +33,16 @@
 #define VWC_MODEL_OPEN_MIN_S	0.05	/* open retry: first delay */
 #define VWC_MODEL_OPEN_MAX_S	5.0	/* open retry: longest delay */
 #define VWC_MODEL_HOLD_S	1.0	/* idle descriptor: closed after */
+/*
+ * Namespace adds gathered into one topology scan: it runs once no add came
+ * for VWC_MODEL_ADD_QUIET_S, and at the latest VWC_MODEL_ADD_MAX_S (or
+ * four times the last scan's own time, if longer) after the first. A new
+ * namespace starts in the kernel's mode, write back wherever a cache may
+ * be on, so the wait costs speed, never safety; controllers and paths,
+ * which can call for write back, are scanned at once.
+ */
+#define VWC_MODEL_ADD_QUIET_S	0.1
+#define VWC_MODEL_ADD_MAX_S	1.0
 
 struct vwc_kw_event;
 struct vwc_model;
@@ -123,12 +133,20 @@ struct vwc_wctrl {
  * @expected:	the mode last written or found right, VWC_MODE_NONE unknown
  * @paths:	which controllers reach it (a signature): when it changes,
  *		they all read WCE again
+ * @ident:	its identity (ops->ns_ident: the disk sequence number, new
+ *		for every disk), 0 unknown
+ * @no_vwc:	its own "no volatile write cache" bit as last read, carried
+ *		to each new topology while @ident stays the same (an
+ *		Identify per namespace and scan saved), read again at each
+ *		safety net where it says no cache
  * @seen:	found in the topology of the last vwc_model_sync()
  */
 struct vwc_wns {
 	char name[VWC_NAME_LEN];
 	enum vwc_mode expected;
 	uint64_t paths;
+	uint64_t ident;
+	enum vwc_tri no_vwc;
 	bool seen;
 };
 
@@ -142,6 +160,8 @@ struct vwc_wns {
  * @ns_gone:	a namespace went: stop watching its nodes
  * @ident:	the identity of a controller of the topology (the sysfs
  *		directory's kernfs inode: new for every device object)
+ * @ns_ident:	the identity of a namespace of the topology (its disk
+ *		sequence number), 0 unknown
  */
 struct vwc_model_ops {
 	void (*ctrl_added)(struct vwc_model *w, struct vwc_wctrl *c,
@@ -150,6 +170,7 @@ struct vwc_model_ops {
 	void (*ns_added)(struct vwc_model *w, const char *name);
 	void (*ns_gone)(struct vwc_model *w, const char *name);
 	uint64_t (*ident)(const struct vwc_ctrl *tc);
+	uint64_t (*ns_ident)(const struct vwc_ns *tn);
 };
 
 /**
@@ -167,6 +188,10 @@ struct vwc_model_ops {
  *		or a CPU appeared, the safety net's round)
  * @lock_retry:	when to try the writers' lock again after it could not be
  *		had (monotonic seconds, 0 none)
+ * @rescan_at:	when the namespace adds gathered so far are scanned
+ *		(monotonic seconds, 0 none)
+ * @rescan_first: when the first of them came
+ * @rescan_cost: how long the last scan took (seconds)
  * @events:	events the sources handed in (udev, inotify), for the log
  * @evaluations: controllers evaluated, for the log
  * @kernel_events: events of the kernel-side detection, for the log
@@ -183,6 +208,7 @@ struct vwc_model {
 	bool publish;
 	bool attach;
 	double lock_retry;
+	double rescan_at, rescan_first, rescan_cost;
 	unsigned long events, evaluations, kernel_events;
 };
 
@@ -255,6 +281,26 @@ void vwc_model_note_ns(struct vwc_model *w, const char *name);
  */
 bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 			 bool settle, double now);
+
+/**
+ * vwc_model_note_ns_added() - a namespace's add event
+ * @w:		model
+ * @now:	monotonic seconds
+ *
+ * The topology is scanned again once the adds pause (VWC_MODEL_ADD_QUIET_S),
+ * or when the first has waited long enough: vwc_model_timers() sets
+ * @w->rescan then.
+ */
+void vwc_model_note_ns_added(struct vwc_model *w, double now);
+
+/**
+ * vwc_model_rescanned() - the topology was scanned again
+ * @w:		model
+ * @cost:	how long it took (seconds)
+ *
+ * The namespace adds gathered until now are in it.
+ */
+void vwc_model_rescanned(struct vwc_model *w, double cost);
 
 /**
  * vwc_model_note_gone() - a controller's remove event

@@ -302,9 +302,12 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			/* forgotten now: the same name may come back */
 			vwc_model_note_gone(w, name);
 		} else if (!strcmp(action, "add") || !strcmp(action, "remove")) {
-			/* topology changes come from udev: rediscover */
-			if (kind == VWC_KIND_CTRL || kind == VWC_KIND_NS ||
-			    kind == VWC_KIND_PATH)
+			/* topology changes come from udev: rediscover (a
+			 * namespace's adds gathered: watch-model.h) */
+			if (kind == VWC_KIND_NS && !strcmp(action, "add"))
+				vwc_model_note_ns_added(w, now_s());
+			else if (kind == VWC_KIND_CTRL ||
+				 kind == VWC_KIND_NS || kind == VWC_KIND_PATH)
 				w->rescan = true;
 			/* a controller: nvme_core is loaded now */
 			if (kind == VWC_KIND_CTRL)

@@ -101,7 +101,7 @@ static uint64_t f_ident(const struct vwc_ctrl *tc)
 	return (uint64_t)tc->name[4];
 }
 
-static const struct vwc_model_ops ops = { f_added, f_gone, f_ns, f_ns, f_ident };
+static const struct vwc_model_ops ops = { f_added, f_gone, f_ns, f_ns, f_ident, NULL };
 
 static void clear(struct vwc_model *w)
 {

@@ -53,8 +53,15 @@ static uint64_t f_ident(const struct vwc_ctrl *tc)
 	return idents[tc->name[4] - '0'];
 }
 
+static uint64_t ns_idents[2] = { 500, 600 };
+
+static uint64_t f_ns_ident(const struct vwc_ns *tn)
+{
+	return ns_idents[tn->name[4] == '2'];
+}
+
 static const struct vwc_model_ops ops = {
-	f_ctrl_added, f_ctrl_gone, f_ns_added, f_ns_gone, f_ident,
+	f_ctrl_added, f_ctrl_gone, f_ns_added, f_ns_gone, f_ident, f_ns_ident,
 };
 
 static struct vwc_ctrl ctrls[3];
@@ -424,6 +431,80 @@ int main(void)
 	vwc_model_note_all(&w);
 	ok(c0->full && c1->full && c2->full && w.rescan,
 	   "events lost: everything again");
+
+	/* the namespace's own bit: carried while the disk is the same */
+	{
+		struct vwc_wns *n0 = vwc_model_find_ns(&w, "nvme0n1");
+		struct vwc_wns *n2 = vwc_model_find_ns(&w, "nvme2n1");
+
+		n0->no_vwc = VWC_TRI_YES;
+		n2->no_vwc = VWC_TRI_NO;
+		topo(&t, false);	/* a new scan: every bit unknown */
+		nss[0].no_vwc = nss[1].no_vwc = VWC_TRI_UNKNOWN;
+		clear_marks(&w);
+		vwc_model_sync(&w, 41);
+		ok(nss[0].no_vwc == VWC_TRI_YES && nss[1].no_vwc == VWC_TRI_NO,
+		   "bit: carried to a new scan of the same disks");
+		ns_idents[0] = 501;	/* nvme0n1 is another disk now */
+		topo(&t, false);
+		nss[0].no_vwc = nss[1].no_vwc = VWC_TRI_UNKNOWN;
+		clear_marks(&w);
+		vwc_model_sync(&w, 42);
+		ok(nss[0].no_vwc == VWC_TRI_UNKNOWN && n0->no_vwc == VWC_TRI_UNKNOWN &&
+		   n0->ident == 501 && c0->wce && nss[1].no_vwc == VWC_TRI_NO,
+		   "bit: another disk under the name: not carried, its controller reads again");
+		n0->no_vwc = VWC_TRI_YES;
+		nss[0].no_vwc = VWC_TRI_YES;
+		ns_idents[0] = 0;	/* identity unknown: never carried */
+		topo(&t, false);
+		nss[0].no_vwc = VWC_TRI_UNKNOWN;
+		vwc_model_sync(&w, 43);
+		ok(nss[0].no_vwc == VWC_TRI_UNKNOWN,
+		   "bit: a disk of unknown identity: not carried");
+		ns_idents[0] = 502;
+		topo(&t, false);
+		vwc_model_sync(&w, 44);
+		n0->no_vwc = nss[0].no_vwc = VWC_TRI_YES;
+		n2->no_vwc = nss[1].no_vwc = VWC_TRI_NO;
+		clear_marks(&w);
+		vwc_model_safety_net(&w);
+		ok(n0->no_vwc == VWC_TRI_UNKNOWN && nss[0].no_vwc == VWC_TRI_UNKNOWN &&
+		   c0->wce && n2->no_vwc == VWC_TRI_NO,
+		   "bit: the safety net reads a \"no cache\" bit again (the target may have given it one)");
+	}
+
+	/* namespace adds gathered into one scan */
+	clear_marks(&w);
+	w.rescan_at = w.rescan_first = w.rescan_cost = 0;
+	for (i = 0; i < w.nr_ctrl; i++) {
+		memset(w.ctrl[i].settle, 0, sizeof(w.ctrl[i].settle));
+		w.ctrl[i].used_at = 0;
+		w.ctrl[i].nr_pending = 0;
+	}
+	w.lock_retry = 0;
+	vwc_model_note_ns_added(&w, 50.0);
+	due = vwc_model_timers(&w, 50.0);
+	ok(!w.rescan && due > 50.09 && due < 50.11,
+	   "adds: no scan at the first, one due after the quiet time");
+	vwc_model_note_ns_added(&w, 50.08);
+	vwc_model_timers(&w, 50.15);
+	ok(!w.rescan, "adds: each add pushes it back while they come");
+	for (i = 0; i < 12; i++)
+		vwc_model_note_ns_added(&w, 50.16 + i * 0.08);
+	due = vwc_model_timers(&w, 50.99);
+	ok(!w.rescan && due > 50.99 && due < 51.01,
+	   "adds: a steady stream is scanned at the latest the longest wait after the first");
+	vwc_model_timers(&w, 51.0);
+	ok(w.rescan, "adds: the scan is due");
+	vwc_model_rescanned(&w, 0.5);
+	ok(!w.rescan && !w.rescan_at && !w.rescan_first,
+	   "adds: the scan took them all");
+	vwc_model_note_ns_added(&w, 60.0);
+	for (i = 1; i < 25; i++)
+		vwc_model_note_ns_added(&w, 60.0 + i * 0.08);
+	due = vwc_model_timers(&w, 61.95);
+	ok(!w.rescan && due > 61.99 && due < 62.01,
+	   "adds: a scan of 0.5 s waits up to four times that (a stream costs at most a fifth in scans)");
 
 	vwc_model_note_ns(&w, "nvme0n1");
 	vwc_model_free(&w);

@@ -17,7 +17,7 @@
 # and takes namespace adds from udev's rule while it runs; an fsync loop on the no-cache namespace sends no flush to its
 # backing device. Needs the -io kernel tag (nvme-loop, null_blk).
 . /vwc/guest/lib.sh
-plan 31
+plan 34
 
 M=/lib/modules/$(uname -r)
 NQN=nqn.2026-12.org.vwc:fab
@@ -178,9 +178,21 @@ check_eq "after the reset, with the sidecar: modes kept" \
 q_ns() { udev_queues add "/sys/block/$N2" "nvme-vwc-sync sync --quiet --keep-restored $N2" && echo queued || echo none; }
 check_eq "with the sidecar running, udev's rule leaves a namespace add to it" \
 	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" "marked none"
+q_ctrl() { udev_queues change "/sys/class/nvme/$C" "nvme-vwc-sync sync --quiet --keep-restored $C" && echo queued || echo none; }
+check_eq "with the sidecar running, a controller's change is the sidecar's too" "$(q_ctrl)" none
+check_eq "the mark leads to a descriptor the sidecar holds" \
+	"$(readlink /run/nvme-vwc-sync/sidecar-active | sed 's|^/proc/\([0-9]*\)/fdinfo/[0-9]*$|\1|')" "$SC_PID"
 sidecar_stop "sidecar stops cleanly"
 check_eq "the sidecar stopped: the rule runs sync for a namespace add again" \
 	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" " queued"
+# killed: its mark stays (no ExecStopPost here), but leads nowhere
+sidecar_start /tmp/watch2.log
+wait_for - 60 test -e /run/nvme-vwc-sync/sidecar-active
+kill -KILL "$SC_PID"
+wait "$SC_PID" 2>/dev/null
+check_eq "the sidecar SIGKILLed: its mark left, leading nowhere; the rule runs sync for a namespace add and a controller change" \
+	"$(test -L /run/nvme-vwc-sync/sidecar-active && echo left) $(test -e /run/nvme-vwc-sync/sidecar-active && echo live) $(q_ns) $(q_ctrl)" "left  queued queued"
+rm -f /run/nvme-vwc-sync/sidecar-active
 
 # --- flushes at the target's backing devices ---
 f1=$(flushes nullb0)
