@@ -183,6 +183,7 @@ run_suite() {
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
 	cp tests/system/guest/test.sh tests/system/guest/lib.sh tests/system/guest/plugin.sh \
 		tests/system/guest/aptup.sh "$work/vwc/"
+	cp -r tests/system/guest/cases "$work/vwc/"
 	# The plain suite's nvme-cli update check (guest/aptup.sh): a local
 	# repository with a higher nvme-cli, and what the rebuild command
 	# reads of a source tree
