@@ -92,7 +92,7 @@ PKGS=(systemd-sysv udev kmod "$initgen" "$kernel"
 [ "$layout" = whole ] || PKGS+=(dosfstools)
 [ "$layout" != lvm ] || PKGS+=(lvm2)
 # unattended-upgrades for the plain suite's nvme-cli update check
-# (guest/aptup.sh; its boot-time shutdown helper masked, for time)
+# (guest/cases/55-aptup.sh; its boot-time shutdown helper masked, for time)
 [ "$layout" != whole ] || PKGS+=(unattended-upgrades)
 
 dir=$CACHE/images/$name

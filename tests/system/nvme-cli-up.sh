@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # A local apt repository holding "Debian's next nvme-cli update", for the
-# system suite's nvme-cli update check (tests/system/guest/aptup.sh):
+# system suite's nvme-cli update check (tests/system/guest/cases/55-aptup.sh):
 #
 #   nvme-cli-up.sh SUITE
 #

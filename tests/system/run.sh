@@ -39,7 +39,7 @@
 # tests/system/guest/test.sh and the .deb files. The guest script installs
 # the package, reboots once, and checks boot, service, hot-add, SMART,
 # restart, kill, upgrade (with a PCI dynamic ID live), Debian's next
-# nvme-cli update (guest/aptup.sh; tests/system/nvme-cli-up.sh puts a
+# nvme-cli update (guest/cases/55-aptup.sh; tests/system/nvme-cli-up.sh puts a
 # higher nvme-cli in a local apt repository on the disk), remove and
 # purge (see the script). The host sends
 # the guest's "VWC-HOST:" lines to the QEMU monitor.
@@ -157,7 +157,7 @@ run_suite() {
 		return
 	fi
 	# The next version, for the upgrade check of the plain suite only;
-	# plugin.sh then checks the nvme-cli-vwc of that version.
+	# cases/50-plugin.sh then checks the nvme-cli-vwc of that version.
 	if [ -z "$variant" ] &&
 		! build_debs "$suite" "$debs2" "$work/build-debs-up.log" --version 0.1.0+up1; then
 		log "$suite: the next version did not build; the upgrade check is skipped"
@@ -181,10 +181,9 @@ run_suite() {
 
 	# The test disk: the guest script and the packages.
 	mkdir -p "$work/vwc/debs/v1" "$work/vwc/out" "$work/vwc/lib"
-	cp tests/system/guest/test.sh tests/system/guest/lib.sh tests/system/guest/plugin.sh \
-		tests/system/guest/aptup.sh "$work/vwc/"
+	cp tests/system/guest/test.sh tests/system/guest/lib.sh "$work/vwc/"
 	cp -r tests/system/guest/cases "$work/vwc/"
-	# The plain suite's nvme-cli update check (guest/aptup.sh): a local
+	# The plain suite's nvme-cli update check (guest/cases/55-aptup.sh): a local
 	# repository with a higher nvme-cli, and what the rebuild command
 	# reads of a source tree
 	if [ -z "$variant" ]; then

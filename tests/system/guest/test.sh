@@ -4,10 +4,11 @@
 # Runs inside a booted Debian system (systemd as PID 1), started at every
 # boot by vwc-test.service from the disk labelled VWCTEST, mounted on /vwc:
 #   /vwc/test.sh       this file        /vwc/debs/v1/*.deb   the packages
+#   /vwc/cases/        the scenario's cases, which this file runs (below)
 #   /vwc/debs/v2/*.deb the next version (upgrade)
 #   /vwc/repo          a local apt repository with a higher nvme-cli, and
 #   /vwc/src           what rebuild-nvme-cli-vwc reads of a source tree
-#                      (aptup.sh, plain suite)
+#                      (cases/55-aptup.sh, plain suite)
 #   /vwc/out/          logs written here (the host reads them back)
 #   /vwc/state         which boot this is (the script powers off after
 #                      boot 1; tests/system/run.sh boots the machine again)
@@ -79,31 +80,19 @@ if [ "$MODE" = nvmeroot ]; then
 	[ "$LAYOUT" = whole ] || layout_checks "$nr"
 fi
 
-# The scenario's cases, in order (tests/system/guest/cases/): each is
-# sourced into this shell, so that a later case sees what an earlier one
-# set up (the dynamic ID for the upgrade, the hot-added drive).
-run_case() { . "/vwc/cases/$1.sh"; }
-if [ "$phase" = 1 ]; then
-	run_case 10-install # powers off for boot 2
-fi
-if [ "$phase" = 3 ] && [ "$MODE" = nvmeroot ]; then
-	run_case 90-after-remove
-	finish
-fi
-if [ "$phase" != 2 ]; then
-	fail "boot $phase" "unexpected boot (the test boots twice, nvmeroot three times)"
-	finish
-fi
-run_case 20-boot
-run_case 30-service
-if [ "$MODE" = full ]; then
-	for c in 40-hotadd 41-smart 42-restart 43-dynid 44-killed-rebind 45-upgrade; do
-		run_case "$c"
-	done
-fi
-# (not with dracut, for time: nothing of it depends on the initramfs)
-[ ! -f /vwc/plugin.sh ] || [ "$GEN" = dracut ] || . /vwc/plugin.sh # nvme-cli-vwc: nvme vwc-sync over the distribution's nvme
-# Debian's next nvme-cli update with nvme-cli-vwc installed (plain suite)
-[ "$MODE" != full ] || [ ! -f /vwc/aptup.sh ] || . /vwc/aptup.sh
-run_case 60-remove # nvmeroot: powers off for boot 3
-run_case 70-reinstall
+# The scenario's cases (tests/system/guest/cases/NN-name.sh), in the
+# order of their names: each whose "# boot: N" is this boot and whose
+# "# when: CONDITION" (a shell test over MODE, LAYOUT, GEN; none: always)
+# holds is sourced into this shell, so that a later case sees what an
+# earlier one set up (the dynamic ID for the upgrade, the hot-added
+# drive). The last case of a boot powers off for the next (install,
+# remove with root on NVMe) or ends the test with finish.
+for f in /vwc/cases/[0-9]*.sh; do
+	[ "$(sed -n 's/^# boot: *//p' "$f" | head -n 1)" = "$phase" ] || continue
+	when=$(sed -n 's/^# when: *//p' "$f" | head -n 1)
+	[ -z "$when" ] || eval "$when" || continue
+	# shellcheck disable=SC1090
+	. "$f"
+done
+fail "boot $phase" "unexpected boot, or no case ended it (the test boots twice, nvmeroot three times)"
+finish

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# boot: 2
 # Sourced by test.sh (the scenario's driver), in its order: it shares the
 # driver's shell (variables, helpers of lib.sh and tests/lib/guest.sh).
 #

@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# boot: 3
+# when: [ "$MODE" = nvmeroot ]
 # Sourced by test.sh (the scenario's driver), in its order: it shares the
 # driver's shell (variables, helpers of lib.sh and tests/lib/guest.sh).
 #

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash disable=SC2154,SC2016
 # (SC2154: c0, n0, n1, OUT come from test.sh; SC2016: sh -c '...$(...)')
+# boot: 2
+# when: [ "$MODE" = full ]
 #
 # Debian's next nvme-cli update on a system with nvme-cli-vwc.
 # Sourced by test.sh in boot 2 of the plain suite, after plugin.sh, while
