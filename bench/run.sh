@@ -10,8 +10,8 @@
 #   sidecar running vs stopped), smart (SMART bit 4 to write back, step by
 #   step), zeroout (blkdiscard --zeroout before and after quirks, the
 #   measure of the kernel quirk proposal that disables Write Zeroes on the
-#   Crucial T700/T705). Default: all. Needs a build: run tests/check unit
-#   or meson compile + install into build/destdir first. The guests are
+#   Crucial T700/T705). Default: all. Builds its own tree (build-bench/, no coverage
+#   counters; VWC_DESTDIR=DIR measures an installed build instead). The guests are
 #   bench/guest/bench-NAME.sh.
 #   Not in the default list: io-cost and io-cost-icount (the I/O-path cost
 #   of the sidecar's kernel-side detection, kprobes and tracepoints,
@@ -52,8 +52,27 @@ done
 shift $((OPTIND - 1))
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(fsync toggle sync soak audit flush sidecar-io smart zeroout)
-DEST=${VWC_DESTDIR:-build/destdir}
-[ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST (run tests/check unit first)" >&2; exit 1; }
+# A build of its own, not instrumented: the test command's build counts
+# lines for coverage (-Db_coverage=true), which costs every process time.
+# VWC_DESTDIR names an installed build to measure instead.
+if [ -n "${VWC_DESTDIR:-}" ]; then
+	DEST=$VWC_DESTDIR build_kind="VWC_DESTDIR=$VWC_DESTDIR"
+else
+	DEST=build-bench/destdir build_kind="build-bench (debugoptimized, not instrumented)"
+	mkdir -p build-bench
+	work_build_log=build-bench/bench-build.log
+	opts=(--buildtype=debugoptimized -Db_coverage=false "-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)")
+	if [ -f build-bench/build.ninja ]; then
+		meson configure build-bench "${opts[@]}" >/dev/null
+	else
+		meson setup build-bench "${opts[@]}" >/dev/null
+	fi
+	meson compile -C build-bench >"$work_build_log" 2>&1 ||
+		{ cat "$work_build_log" >&2; echo "bench: build-bench failed" >&2; exit 1; }
+	rm -rf "$DEST"
+	DESTDIR=$PWD/$DEST meson install -C build-bench --quiet >/dev/null
+fi
+[ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST" >&2; exit 1; }
 work=$(mktemp -d)
 lpid=''
 trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -87,6 +106,7 @@ for name in "${names[@]}"; do
 		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other guests and builds ran at the same time)"
 		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg$(sed -n 's/^# vm: icount /, -icount /p' "$guest"), kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
+		echo "# build: $build_kind, commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD 2>/dev/null || echo ' with changes')"
 		echo "# run: ${run#VWC-RUN: }"
 		case $name in
 		io-cost*) grep -aE '^(BENCH|VWC-INFO|VWC-TEST: PASS)' "$log" ;;

@@ -116,16 +116,35 @@ echo "BENCH: with the rule / opted out: $(awk -v a="$T_on" -v b="$T_off" 'BEGIN 
 # (it made <rundir>/sidecar-active); how long until its log is quiet (its
 # work on the events done), its CPU time
 disconnect_all
-sidecar_start /tmp/watch.log -v
+sidecar_start /tmp/watch.log -v -v
 wait_for - 120 test -e /run/nvme-vwc-sync/sidecar-active ||
 	info "no /run/nvme-vwc-sync/sidecar-active: this build's sidecar does not make it"
 cpu() { awk '{ print $14 + $15 }' "/proc/$SC_PID/stat"; }
+# vwc.fs_strace=1: the sidecar's system calls counted over the phase
+# (strace -c: slower, for a look at where its time goes, not a figure)
+ST=''
+if grep -q 'vwc.fs_strace=1' /proc/cmdline && command -v strace >/dev/null; then
+	strace -c -f -o /tmp/sc-strace.txt -p "$SC_PID" 2>/dev/null &
+	ST=$!
+	sleep 1
+fi
 c0=$(cpu)
 phase "with the rule and the sidecar" sc
 _q0=$(now)
 log_quiet /tmp/watch.log 600
 echo "BENCH: with the rule and the sidecar: the sidecar's log quiet $(((($(now) - _q0) / 1000000) - 3000)) ms after settle (3 s of quiet not counted); its CPU $(($(cpu) - c0)) ticks; modes $(modes); / opted out: $(awk -v a="$T_sc" -v b="$T_off" 'BEGIN { printf "%.2fx", a / b }')"
+if [ -n "$ST" ]; then
+	kill -INT "$ST"
+	wait "$ST" 2>/dev/null
+	head -n 16 /tmp/sc-strace.txt | while IFS= read -r l; do echo "BENCH: strace -c: $l"; done
+fi
 sidecar_stop "the sidecar stops cleanly"
+# what the sidecar did: its stop line's counts, and its log's lines by
+# kind (device names and numbers taken out), the most frequent first
+echo "BENCH: the sidecar's own count: $(grep -o 'stopping (.*)' /tmp/watch.log | tail -n 1)"
+sed -e 's/^nvme-vwc-sync: //' -e 's/nvme[0-9]*c[0-9]*n[0-9]*/P/g' -e 's/nvme[0-9]*n[0-9]*/N/g' \
+	-e 's/nvme[0-9]*/C/g' -e 's/[0-9][0-9.]*/#/g' /tmp/watch.log | sort | uniq -c | sort -rn | head -n 12 |
+	while read -r n l; do echo "BENCH: sidecar log: $n x $l"; done
 
 # one sync of one namespace at this scale, beside a process start
 ns=$(ls /sys/block | grep '^nvme[0-9]*n[0-9]*$' | head -n 1)

@@ -480,6 +480,38 @@ void vwc_model_safety_net(struct vwc_model *w)
 	w->attach = true;
 }
 
+static void close_later(struct vwc_wctrl *c, double now)
+{
+	if (!c->close_at)
+		c->close_at = now + VWC_MODEL_CLOSE_S;
+}
+
+void vwc_model_note_close(struct vwc_model *w, const char *name,
+			  bool gathered, double now)
+{
+	const struct vwc_topo *t = w->topo;
+	struct vwc_wctrl *c = vwc_model_find_ctrl(w, name);
+	int i, j;
+
+	if (!gathered) {
+		if (c)
+			vwc_model_note_ctrl(w, name, false, false, 0);
+		else
+			vwc_model_note_ns(w, name);
+		return;
+	}
+	if (c) {
+		close_later(c, now);
+		return;
+	}
+	i = t ? vwc_topo_find_ns(t, name) : -1;
+	for (j = 0; i >= 0 && j < t->ns[i].nr_ctrl; j++) {
+		c = vwc_model_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
+		if (c)
+			close_later(c, now);
+	}
+}
+
 void vwc_model_note_ns_added(struct vwc_model *w, double now)
 {
 	double max = VWC_MODEL_ADD_MAX_S;
@@ -533,6 +565,12 @@ double vwc_model_timers(struct vwc_model *w, double now)
 			} else {
 				due_min(&due, c->settle[j]);
 			}
+		}
+		if (c->close_at && c->close_at <= now) {
+			c->close_at = 0;
+			c->wce = true;
+		} else {
+			due_min(&due, c->close_at);
 		}
 		if (c->fd < 0)
 			due_min(&due, c->open_at);

@@ -43,6 +43,15 @@
  */
 #define VWC_MODEL_ADD_QUIET_S	0.1
 #define VWC_MODEL_ADD_MAX_S	1.0
+/*
+ * Close events of a device node while the kernel-side detection runs: it
+ * sees every Set Features 06h at its submission, so a close only backs it
+ * up, and the closes that come together (udev's probes of a new
+ * namespace, a tool's many opens) make one WCE read per controller at
+ * most every VWC_MODEL_CLOSE_S. Without that detection a close is read at
+ * once: it is the detection then.
+ */
+#define VWC_MODEL_CLOSE_S	0.25
 
 struct vwc_kw_event;
 struct vwc_model;
@@ -87,6 +96,8 @@ struct vwc_wpending {
  *		Namespace (not asked again)
  * @critical_warning: SMART critical warning byte last read
  * @settle:	pending re-checks (monotonic seconds, 0 none)
+ * @close_at:	a WCE read asked by a close event, due then (monotonic
+ *		seconds, 0 none): vwc_model_note_close()
  * @pending:	Set Features 06h submitted, not completed (the pending
  *		timeout reads WCE when none is seen)
  * @nr_pending:	how many
@@ -116,6 +127,7 @@ struct vwc_wctrl {
 	uint32_t ver;
 	bool ns_indep_refused;
 	double settle[VWC_MODEL_SETTLE_N];
+	double close_at;
 	struct vwc_wpending pending[VWC_MODEL_PENDING_N];
 	int nr_pending;
 	double pending_since;
@@ -281,6 +293,18 @@ void vwc_model_note_ns(struct vwc_model *w, const char *name);
  */
 bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 			 bool settle, double now);
+
+/**
+ * vwc_model_note_close() - a close event of a device node
+ * @w:		model
+ * @name:	nvmeN or nvmeXnY (the node's controller or namespace)
+ * @gathered:	the kernel-side detection runs: the WCE read waits up to
+ *		VWC_MODEL_CLOSE_S, shared by the closes that come meanwhile;
+ *		false: every controller concerned reads WCE at once
+ * @now:	monotonic seconds
+ */
+void vwc_model_note_close(struct vwc_model *w, const char *name,
+			  bool gathered, double now);
 
 /**
  * vwc_model_note_ns_added() - a namespace's add event

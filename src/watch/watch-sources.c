@@ -199,13 +199,13 @@ static void on_inotify_event(struct vwc_watch_src *s, struct vwc_model *w,
 			*e = s->wds[--s->nr_wds];
 			return;
 		}
-		if (!vwc_model_find_ctrl(w, e->name)) {
-			vwc_model_note_ns(w, e->name);
-		} else if (e->ctl_file) {
+		if (e->ctl_file && vwc_model_find_ctrl(w, e->name)) {
 			vwc_info("%s: reset or rescan requested", e->name);
 			vwc_model_note_ctrl(w, e->name, true, true, now_s());
 		} else {
-			vwc_model_note_ctrl(w, e->name, false, false, 0);
+			/* the kernel-side detection runs: a close backs it up */
+			vwc_model_note_close(w, e->name, s->fast != NULL,
+					     now_s());
 		}
 		return;
 	}

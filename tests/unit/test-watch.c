@@ -506,6 +506,25 @@ int main(void)
 	ok(!w.rescan && due > 61.99 && due < 62.01,
 	   "adds: a scan of 0.5 s waits up to four times that (a stream costs at most a fifth in scans)");
 
+	/* close events: at once without the kernel-side detection, gathered
+	 * with it */
+	vwc_model_rescanned(&w, 0);
+	clear_marks(&w);
+	vwc_model_note_close(&w, "nvme0n1", false, 70.0);
+	ok(c0->wce && !c0->close_at, "close, no kernel-side detection: WCE read at once");
+	clear_marks(&w);
+	vwc_model_note_close(&w, "nvme0n1", true, 70.0);
+	vwc_model_note_close(&w, "nvme0n1", true, 70.1);
+	vwc_model_note_close(&w, "nvme2", true, 70.1);
+	due = vwc_model_timers(&w, 70.2);
+	ok(!c0->wce && !c2->wce && due > 70.24 && due < 70.26,
+	   "closes with the kernel-side detection: gathered, one WCE read due 0.25 s after the first");
+	vwc_model_timers(&w, 70.25);
+	ok(c0->wce && !c0->close_at && !c2->wce,
+	   "closes: the controller reads WCE once, when due");
+	vwc_model_timers(&w, 70.35);
+	ok(c2->wce && !c2->close_at, "closes: a controller's own node the same way");
+
 	vwc_model_note_ns(&w, "nvme0n1");
 	vwc_model_free(&w);
 	ok(w.nr_ctrl == 0 && gone == 6 + 0 && ns_gone == 2,
