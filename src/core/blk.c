@@ -385,16 +385,19 @@ struct apply_job {
 	int failed;
 };
 
-/* Apply the job's next namespace; false when none is left. */
-static bool apply_next(struct apply_job *j)
+/*
+ * Apply the job's next namespace. Return: 0 when none is left, 1 done with
+ * nothing written, 2 done with a write of write_cache.
+ */
+static int apply_next(struct apply_job *j)
 {
 	int i = __atomic_fetch_add(&j->next, 1, __ATOMIC_SEQ_CST);
 
 	if (i >= j->n)
-		return false;
+		return 0;
 	if (vwc_blk_apply(j->ns[i], j->d[i], j->dry_run))
 		__atomic_add_fetch(&j->failed, 1, __ATOMIC_SEQ_CST);
-	return true;
+	return j->ns[i]->written > 0 ? 2 : 1;
 }
 
 static void *apply_worker(void *arg)
@@ -417,20 +420,24 @@ int vwc_blk_apply_many(struct vwc_ns *const *ns, const struct vwc_decision *d,
 {
 	struct apply_job j = { ns, d, n, dry_run, 0, 0 };
 	pthread_t tid[VWC_BLK_WRITERS - 1];
-	int i, left, nt = 0;
+	int i, left, nt = 0, r;
 	double t0;
 
 	/*
 	 * One namespace after the other in this thread while each costs next
 	 * to nothing (6.1 takes no freeze; a namespace already right is not
-	 * written): threads would cost more than they save. Once one took a
-	 * millisecond or more, the rest is shared.
+	 * written): threads would cost more than they save. Once a write took
+	 * a millisecond or more (a queue frozen for it), the rest is shared;
+	 * a read alone never starts them, however slow the machine (under
+	 * emulation a sysfs read takes a millisecond: a thread per evaluation
+	 * of a controller, for nothing to write).
 	 */
 	do {
 		t0 = mono_ms();
-		if (!apply_next(&j))
+		r = apply_next(&j);
+		if (!r)
 			return j.failed;
-	} while (dry_run || mono_ms() - t0 < 1.0);
+	} while (dry_run || r != 2 || mono_ms() - t0 < 1.0);
 	left = n - __atomic_load_n(&j.next, __ATOMIC_SEQ_CST);
 	for (i = 0; i < left - 1 && i < VWC_BLK_WRITERS - 1; i++)
 		if (!pthread_create(&tid[nt], NULL, apply_worker, &j))
