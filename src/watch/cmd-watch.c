@@ -461,6 +461,24 @@ int cmd_watch(int argc, char **argv)
 			work(&wr, &uw, &next_net, period);
 		}
 	}
+	/*
+	 * The rules run sync again from the mark's removal on. An event
+	 * udevd handled before it, leaving it to us, was sent by the kernel
+	 * before that: it waits in the kernel uevent socket (read without
+	 * udevd, at once), adds too this time; read it, and act on it,
+	 * before going. A controller that joined then gets its write back.
+	 */
+	if (ret == VWC_EXIT_OK && pfd) {
+		udev_handoff(false);
+		wr.src.kernel_adds = true;
+		if (wr.src.kmon)
+			vwc_src_read_udev(&wr.src, &wr.model, wr.src.kmon, true);
+		if (wr.src.mon)
+			vwc_src_read_udev(&wr.src, &wr.model, wr.src.mon, false);
+		if (wr.model.rescan_at)
+			wr.model.rescan = true;
+		work(&wr, &uw, &next_net, period);
+	}
 out:
 	free(pfd);
 	close(sfd);

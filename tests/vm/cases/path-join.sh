@@ -12,10 +12,11 @@
 # connected events can come before its scan has made them: the tool reads
 # which namespaces a controller reaches from the controller itself
 # (Identify Active Namespace ID list). With the udev rule alone, then
-# with the sidecar alone. path-join-255 runs the same with 255.
+# with the sidecar alone, and with both while the sidecar stops as the
+# controller joins. path-join-255 runs the same with 255.
 . /vwc/guest/lib.sh
-# (path-join-255.sh sources this file: the same 19 checks)
-plan 19
+# (path-join-255.sh sources this file: the same 22 checks)
+plan 22
 
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 a='' b=''
@@ -116,4 +117,34 @@ join sidecar
 sidecar_alive "path-join (sidecar): still running"
 sidecar_stop "path-join (sidecar): clean exit"
 info "path-join (sidecar): log: $(grep -E 'joining|reach|write back|write through' /tmp/pj-watch.log | tail -n 8 | tr '\n' '|')"
+
+# 3. the sidecar with udevd, the controller joining while it stops: its
+# mark makes the rule leave the controller's add and change to it, then
+# its SIGTERM comes before it read them. It reads them before it goes
+# (the kernel's own events wait in its socket) and writes write back.
+systemd-udevd --resolve-names=never >/dev/null 2>&1 &
+udevadm trigger --action=add --type=subsystems >/dev/null 2>&1
+udevadm trigger --action=add --type=devices >/dev/null 2>&1
+udevadm settle --timeout=120
+sidecar_start /tmp/pj-watch3.log -v -v
+wait_for - 30 test -e /run/nvme-vwc-sync/sidecar-active
+echo "$pci" >/sys/bus/pci/drivers/nvme/unbind
+wait_for - 20 b_gone
+wait_for - 30 all_wt
+kill -STOP "$SC_PID"
+echo "$pci" >/sys/bus/pci/drivers/nvme/bind
+nb=''
+b_back() { nb=$(basename "$(ls -d /sys/bus/pci/devices/$pci/nvme/nvme* 2>/dev/null | head -n 1)") && [ -n "$nb" ] && [ "$(heads_of "$nb" | grep -c -x -F "$(heads_of "$a")")" -ge "$want" ]; }
+wait_for - 60 b_back
+udevadm settle --timeout=60
+info "path-join (stopping): $nb joined while the sidecar was stopped: $(count_wc through) of $nshared write through"
+kill -TERM "$SC_PID"
+kill -CONT "$SC_PID"
+wait "$SC_PID"
+rc=$?
+check_eq "path-join (stopping): the sidecar ended on SIGTERM (exit 0)" "$rc" 0
+check_eq "path-join (stopping): it read the join udevd left to it before going: all write back" "$(count_wc back)" "$nshared"
+check_eq "path-join (stopping): its mark gone" "$(test -L /run/nvme-vwc-sync/sidecar-active && echo left)" ""
+info "path-join (stopping): log: $(tail -n 6 /tmp/pj-watch3.log | tr '\n' '|')"
+udevadm control --exit >/dev/null 2>&1
 finish
