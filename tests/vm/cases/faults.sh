@@ -36,6 +36,7 @@
 #   - no nvme-vwc-sync process is left running after the run (one left
 #     would follow the later runs' toggles and take the writers' lock in
 #     their place).
+# And the sidecar's stop with every write failing from SIGTERM on.
 # And at least 80 % of the runs reach their step (a run whose injected
 # step was never reached tested nothing).
 # The default run takes the steps that touch state (a queue/write_cache,
@@ -372,15 +373,43 @@ for cmd in $CMDS; do
 	total=$((total + $(command wc -l <"$T/$cmd.runs")))
 done
 info "steps listed in $(($(date +%s) - t0)) s"
-# two facts, one check per command (its steps listed), one per run, and
-# the share of runs whose fault was reached
-plan $((3 + $(echo $CMDS | command wc -w) + total))
+# two facts, one check per command (its steps listed), one per run, the
+# share of runs whose fault was reached and the stop with failing writes
+plan $((4 + $(echo $CMDS | command wc -w) + total))
 fact check_eq "strace, sig-default and flock in the guest" \
 	"$(command -v strace >/dev/null && command -v sig-default >/dev/null && command -v flock >/dev/null && echo yes)" yes
 fact check_eq "VWC0 is listed for Write Zeroes (hwdb stand-in): quirks takes it" "$(pre quirks; $tool quirks "$(c0)" >/dev/null 2>&1; wz0)" 0
 for cmd in $CMDS; do
 	[ -s "$T/$cmd.runs" ] && pass "$cmd: steps listed, runs chosen" || fail "$cmd: steps listed" "$(tail -n 5 $T/en.log)"
 done
+# The sidecar's stop when every write fails from SIGTERM on: strace
+# attached to every thread once it watches, ENOSPC at each write. Its
+# fast path's thread is told to end all the same, and it stops with 0
+# within 10 s (before: the stop was a command written to the thread's
+# pipe; that write failed, the command was dropped, and the sidecar
+# waited in pthread_join() until SIGKILL).
+traced() { # PID TRACER: every thread of PID traced by TRACER
+	for _k in /proc/"$1"/task/*; do
+		[ "$(awk '/^TracerPid:/ { print $2 }' "$_k/status" 2>/dev/null)" = "$2" ] || return 1
+	done
+}
+pre watch
+rm -f $T/ws.log
+$tool watch >$T/ws.log 2>&1 &
+wsp=$!
+wait_for - 30 up $T/ws.log $wsp
+strace -f -q -o $T/ws.st -e trace=write -e inject=write:error=ENOSPC -p $wsp &
+wst=$!
+wait_for - 10 traced $wsp $wst
+kill -TERM $wsp
+if wait_for - 10 gone $wsp; then st=stopped; else st="running 10 s after SIGTERM"; kill -KILL $wsp; fi
+wait $wsp
+st="$st, exit $?"
+wait $wst
+# (the fast path's thread running, the writes failed: else it proves nothing)
+check_eq "watch: SIGTERM stops the sidecar whose writes fail from then on ($(grep -c INJECTED $T/ws.st) ENOSPC injected)" \
+	"$st, fast path $(grep -q 'fast path: ' $T/ws.log && echo yes || echo no), writes failed $([ "$(grep -c INJECTED $T/ws.st)" -gt 0 ] && echo yes || echo no)" \
+	"stopped, exit 0, fast path yes, writes failed yes"
 for cmd in $CMDS; do
 	while read -r sc n kind; do
 		one "$cmd" "$sc" "$n" "$kind"
