@@ -21,7 +21,8 @@
 #include "log.h"
 #include "watch-fast.h"
 
-enum fast_cmd_op { FAST_QUIT, FAST_CPU_GONE, FAST_ADD_CPUS };
+/* the stop is no command: the write end closed (vwc_fast_stop()) */
+enum fast_cmd_op { FAST_CPU_GONE = 1, FAST_ADD_CPUS };
 
 struct fast_cmd {
 	int op;
@@ -397,11 +398,12 @@ static void *fast_main(void *arg)
 		for (i = 1; i < n; i++)
 			if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				pfd[i].fd = -1;
-		if (pfd[0].revents & POLLIN) {
-			while (read(f->cmd[0], &c, sizeof(c)) == sizeof(c)) {
-				if (c.op == FAST_QUIT) {
-					quit = true;
-				} else if (c.op == FAST_CPU_GONE) {
+		if (pfd[0].revents & (POLLIN | POLLHUP)) {
+			ssize_t got;
+
+			while ((got = read(f->cmd[0], &c, sizeof(c))) ==
+			       (ssize_t)sizeof(c)) {
+				if (c.op == FAST_CPU_GONE) {
 					/* its descriptors are closed: never
 					 * poll their numbers again */
 					vwc_kwatch_cpu_gone(f->kw, c.cpu);
@@ -414,6 +416,8 @@ static void *fast_main(void *arg)
 					changed |= added > 0;
 				}
 			}
+			/* end of file: the main loop stops (vwc_fast_stop()) */
+			quit = !got;
 		}
 		if (quit)
 			break;
@@ -474,10 +478,13 @@ static void command(struct vwc_fast *f, int op, int cpu)
 	struct fast_cmd c = { op, cpu };
 	struct pollfd p = { .fd = f->cmd[1], .events = POLLOUT };
 
-	/* the thread empties it quickly: wait for room, never drop a command */
+	/* the thread empties it quickly: wait for room */
 	while (write(f->cmd[1], &c, sizeof(c)) != (ssize_t)sizeof(c)) {
-		if (errno != EAGAIN && errno != EINTR)
+		if (errno != EAGAIN && errno != EINTR) {
+			vwc_warn("watch: cannot tell the fast path of a CPU's change: %s; the safety net still looks",
+				 strerror(errno));
 			break;
+		}
 		poll(&p, 1, 100);
 	}
 }
@@ -486,11 +493,17 @@ void vwc_fast_stop(struct vwc_fast *f)
 {
 	if (!f)
 		return;
-	command(f, FAST_QUIT, 0);
+	/*
+	 * Told by closing the write end, which cannot fail: the thread reads
+	 * what was queued, then end of file. A stop command written there
+	 * was lost to a write that failed (ENOSPC or EIO injected, faults.sh)
+	 * and left pthread_join() waiting for good: SIGTERM stopped nothing,
+	 * only SIGKILL ended the sidecar.
+	 */
+	close(f->cmd[1]);
 	pthread_join(f->th, NULL);
 	vwc_kwatch_close(f->kw);
 	close(f->cmd[0]);
-	close(f->cmd[1]);
 	close(f->msg[0]);
 	close(f->msg[1]);
 	vwc_fast_free_table(f->tab, f->nr_tab);

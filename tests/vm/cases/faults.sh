@@ -32,7 +32,11 @@
 #     follows a WCE toggle both ways and stops with 0);
 #   - a sidecar that lives through its fault puts the namespace in write
 #     back within 10 s of WCE=1 (else the run counts as unsafe: nothing
-#     restarts a live sidecar).
+#     restarts a live sidecar), and stops on SIGTERM within 10 s;
+#   - no nvme-vwc-sync process is left running after the run (one left
+#     would follow the later runs' toggles and take the writers' lock in
+#     their place).
+# And the sidecar's stop with every write failing from SIGTERM on.
 # And at least 80 % of the runs reach their step (a run whose injected
 # step was never reached tested nothing).
 # The default run takes the steps that touch state (a queue/write_cache,
@@ -44,7 +48,9 @@
 # (about 240 runs on 7.2: 14 minutes under TCG); VWC_FAULTS=every, every
 # step with every fault kind (nine times that). Each run prints one
 # check; the table (command x fault kind -> runs, steps, hit, unsafe,
-# unbound, locked, next-failed, recovered) is printed as INFO lines.
+# unbound, locked, next-failed, recovered, exit0-undone, hung: a sidecar
+# that did not stop on SIGTERM, or a process left running) is printed as
+# INFO lines.
 . /vwc/guest/lib.sh
 . /vwc/guest/t700-lib.sh
 
@@ -168,19 +174,33 @@ scenario() { # LOG PID: 0 when the sidecar followed both toggles
 }
 gone() { _s=$(proc_stat "$1"); [ -z "$_s" ] || [ "${_s%% *}" = Z ]; }
 # sc_stop PID: SIGTERM to the sidecar (PID itself, or PID's child when PID
-# is strace), then PID's exit status; SIGKILL after 10 s
+# is strace, which ignores SIGTERM when it writes to a file), then PID's
+# exit status; SIGKILL to both after 10 s (SC_KILLED=1). The children
+# file has no newline at its end: read fails on it (its SIGTERM went to
+# strace, the SIGKILL to strace alone, and the sidecar lived on detached)
 sc_stop() {
-	_t=$1
-	read -r _ch _ 2>/dev/null <"/proc/$1/task/$1/children" && [ -n "$_ch" ] && _t=$_ch
+	SC_KILLED=0
+	_t=$(cat "/proc/$1/task/$1/children" 2>/dev/null)
+	_t=${_t%% *}
+	[ -n "$_t" ] || _t=$1
 	kill -TERM "$_t" 2>/dev/null
-	wait_for - 10 gone "$1" || kill -KILL "$_t" "$1" 2>/dev/null
+	if ! wait_for - 10 gone "$1"; then
+		SC_KILLED=1
+		kill -KILL "$_t" "$1" 2>/dev/null
+	fi
 	wait "$1"
+}
+# the nvme-vwc-sync processes running
+ours() {
+	for _p in /proc/[0-9]*; do
+		[ "$(cat "$_p/comm" 2>/dev/null)" = nvme-vwc-sync ] && echo "${_p##*/}"
+	done | tr '\n' ' '
 }
 
 # steps CMD: list CMD's steps, "SYSCALL N PRI" a line, in $T/CMD.steps
 steps() {
 	pre "$1"
-	rm -f $T/en.log
+	rm -f $T/en.log $T/w.log
 	if [ "$1" = watch ]; then
 		strace -f -q -y -o $T/en.log -e trace=$SET sig-default $tool watch >$T/w.log 2>&1 &
 		_sp=$!
@@ -245,9 +265,13 @@ one() {
 	esac
 	pre "$cmd"
 	w0=$(wz0)
-	rm -f $T/inj.log
+	# the sidecars' logs gone first: the background job's redirection
+	# empties them only when it runs, and up() read the last run's
+	# 'watching' meanwhile (the scenario, then SIGTERM, went on before the
+	# sidecar had started)
+	rm -f $T/inj.log $T/w.log $T/w2.log
 	st=$(date +%s)
-	sr=0 stuck=0
+	sr=0 stuck=0 hung=0
 	if [ "$cmd" = watch ]; then
 		strace -f -q -y -o $T/inj.log -e trace="$sc" -e inject="$sc:$spec:when=$n" \
 			sig-default $tool watch >$T/w.log 2>&1 &
@@ -256,6 +280,7 @@ one() {
 		stuck=$SC_STUCK
 		sc_stop $sp
 		rc=$?
+		hung=$SC_KILLED
 	else
 		# shellcheck disable=SC2046 # the command line's words
 		timeout -s KILL 120 strace -f -q -y -o $T/inj.log -e trace="$sc" \
@@ -265,6 +290,7 @@ one() {
 	hit=0 recovered=0 unsafe=0 unbound=0 locked=0 nextf=0 lied=0 why=
 	[ "$cmd" = watch ] && [ "$stuck" = 1 ] &&
 		unsafe=1 why="the sidecar, alive, left $(n0) in write through 10 s after WCE=1;"
+	[ $hung = 1 ] && why="$why the sidecar did not stop on SIGTERM in 10 s;"
 	reached "$sc" "$n" && hit=1
 	# exit 0 says the job is done: a fault that kept it from being done
 	# must show in the exit status (the next run's success says nothing
@@ -310,12 +336,18 @@ one() {
 		$(cmdline "$cmd") >$T/next.out 2>&1 || { nextf=1 why="$why next:exit$?:$(tail -n 2 $T/next.out | tr '\n' '|')"; }
 	fi
 	safe || { unsafe=1 why="$why unsafe-after-next:$(unsafe_list)"; }
-	echo "$cmd $kind $sc#$n $hit $unsafe $unbound $locked $nextf $recovered $lied" >>$T/table
+	left=$(ours)
+	if [ -n "$left" ]; then
+		hung=1 why="$why left running: $left;"
+		# shellcheck disable=SC2086 # the pids
+		kill -KILL $left 2>/dev/null
+	fi
+	echo "$cmd $kind $sc#$n $hit $unsafe $unbound $locked $nextf $recovered $lied $hung" >>$T/table
 	name="$cmd: $kind at $sc #$n (exit $rc, $(($(date +%s) - st)) s$([ $hit = 1 ] || echo ', not reached'))"
-	if [ "$unsafe$unbound$locked$nextf$lied" = 00000 ]; then
-		pass "$name: safe, bound, locks free, exit status true, next run ok"
+	if [ "$unsafe$unbound$locked$nextf$lied$hung" = 000000 ]; then
+		pass "$name: safe, bound, locks free, exit status true, stopped, next run ok"
 	else
-		fail "$name" "$why; $(tail -n 3 $T/out $T/w.log 2>/dev/null | tr '\n' '|')"
+		fail "$name" "$why; $(tail -n 3 $T/out $T/w.log $T/w2.log 2>/dev/null | tr '\n' '|')"
 		# the next run starts from a sound state
 		for _a in $addr0 $addr1; do
 			[ -e "/sys/bus/pci/devices/$_a/driver" ] || echo "$_a" >$DRV/bind 2>/dev/null
@@ -341,15 +373,43 @@ for cmd in $CMDS; do
 	total=$((total + $(command wc -l <"$T/$cmd.runs")))
 done
 info "steps listed in $(($(date +%s) - t0)) s"
-# two facts, one check per command (its steps listed), one per run, and
-# the share of runs whose fault was reached
-plan $((3 + $(echo $CMDS | command wc -w) + total))
+# two facts, one check per command (its steps listed), one per run, the
+# share of runs whose fault was reached and the stop with failing writes
+plan $((4 + $(echo $CMDS | command wc -w) + total))
 fact check_eq "strace, sig-default and flock in the guest" \
 	"$(command -v strace >/dev/null && command -v sig-default >/dev/null && command -v flock >/dev/null && echo yes)" yes
 fact check_eq "VWC0 is listed for Write Zeroes (hwdb stand-in): quirks takes it" "$(pre quirks; $tool quirks "$(c0)" >/dev/null 2>&1; wz0)" 0
 for cmd in $CMDS; do
 	[ -s "$T/$cmd.runs" ] && pass "$cmd: steps listed, runs chosen" || fail "$cmd: steps listed" "$(tail -n 5 $T/en.log)"
 done
+# The sidecar's stop when every write fails from SIGTERM on: strace
+# attached to every thread once it watches, ENOSPC at each write. Its
+# fast path's thread is told to end all the same, and it stops with 0
+# within 10 s (before: the stop was a command written to the thread's
+# pipe; that write failed, the command was dropped, and the sidecar
+# waited in pthread_join() until SIGKILL).
+traced() { # PID TRACER: every thread of PID traced by TRACER
+	for _k in /proc/"$1"/task/*; do
+		[ "$(awk '/^TracerPid:/ { print $2 }' "$_k/status" 2>/dev/null)" = "$2" ] || return 1
+	done
+}
+pre watch
+rm -f $T/ws.log
+$tool watch >$T/ws.log 2>&1 &
+wsp=$!
+wait_for - 30 up $T/ws.log $wsp
+strace -f -q -o $T/ws.st -e trace=write -e inject=write:error=ENOSPC -p $wsp &
+wst=$!
+wait_for - 10 traced $wsp $wst
+kill -TERM $wsp
+if wait_for - 10 gone $wsp; then st=stopped; else st="running 10 s after SIGTERM"; kill -KILL $wsp; fi
+wait $wsp
+st="$st, exit $?"
+wait $wst
+# (the fast path's thread running, the writes failed: else it proves nothing)
+check_eq "watch: SIGTERM stops the sidecar whose writes fail from then on ($(grep -c INJECTED $T/ws.st) ENOSPC injected)" \
+	"$st, fast path $(grep -q 'fast path: ' $T/ws.log && echo yes || echo no), writes failed $([ "$(grep -c INJECTED $T/ws.st)" -gt 0 ] && echo yes || echo no)" \
+	"stopped, exit 0, fast path yes, writes failed yes"
 for cmd in $CMDS; do
 	while read -r sc n kind; do
 		one "$cmd" "$sc" "$n" "$kind"
@@ -362,16 +422,16 @@ hits=$(awk '{ h += $4 } END { print h + 0 }' $T/table)
 runs_n=$(command wc -l <$T/table)
 fact check_cmd "faults reached in at least 80 % of the runs ($hits of $runs_n)" test $((hits * 5)) -ge $((runs_n * 4))
 # the table
-info "command       fault   runs steps  hit unsafe unbound locked next-failed recovered exit0-undone"
+info "command       fault   runs steps  hit unsafe unbound locked next-failed recovered exit0-undone hung"
 for cmd in $CMDS; do
 	for kind in $KINDS; do
 		awk -v c="$cmd" -v k="$kind" '
-			$1 == c && $2 == k { r++; st[$3] = 1; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10 }
+			$1 == c && $2 == k { r++; st[$3] = 1; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10; hg += $11 }
 			END { if (r) { ns = 0; for (s in st) ns++
-				printf "%-13s %-7s %4d %5d %4d %6d %7d %6d %11d %9d %12d\n", c, k, r, ns, h, u, b, l, nf, rc, li } }' $T/table
+				printf "%-13s %-7s %4d %5d %4d %6d %7d %6d %11d %9d %12d %4d\n", c, k, r, ns, h, u, b, l, nf, rc, li, hg } }' $T/table
 	done
 done | while IFS= read -r l; do info "$l"; done
-awk '{ r++; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10 }
-	END { printf "%-13s %-7s %4d %5s %4d %6d %7d %6d %11d %9d %12d\n", "all", "", r, "", h, u, b, l, nf, rc, li }' $T/table |
+awk '{ r++; h += $4; u += $5; b += $6; l += $7; nf += $8; rc += $9; li += $10; hg += $11 }
+	END { printf "%-13s %-7s %4d %5s %4d %6d %7d %6d %11d %9d %12d %4d\n", "all", "", r, "", h, u, b, l, nf, rc, li, hg }' $T/table |
 	while IFS= read -r l; do info "$l"; done
 finish
