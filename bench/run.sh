@@ -29,6 +29,10 @@
 #   the sidecar, in one boot: -k 7.2-generic-patched or 6.1-generic-patched),
 #   wcstore (what one write of write back to queue/write_cache costs the
 #   writer: -k 7.2-generic, 6.1-generic),
+#   t700-boot (how much later the T700 stand-in is usable with Write Zeroes
+#   off through the udev rule or the initramfs script on the stock nvme
+#   modules than with the quirk in the patched modules' table, in one
+#   boot: -k 7.2-generic-patched or 6.1-generic-patched; about 12 min),
 #   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
 #   namespaces: -k 7.2-generic-io; about 12 min under TCG).
 #   bench/README.md lists them with their results.
