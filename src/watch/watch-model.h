@@ -51,7 +51,7 @@
  * most every VWC_MODEL_CLOSE_S. Without that detection a close is read at
  * once: it is the detection then.
  */
-#define VWC_MODEL_CLOSE_S	0.25
+#define VWC_MODEL_CLOSE_S	1.0
 
 struct vwc_kw_event;
 struct vwc_model;

@@ -517,12 +517,12 @@ int main(void)
 	vwc_model_note_close(&w, "nvme0n1", true, 70.1);
 	vwc_model_note_close(&w, "nvme2", true, 70.1);
 	due = vwc_model_timers(&w, 70.2);
-	ok(!c0->wce && !c2->wce && due > 70.24 && due < 70.26,
-	   "closes with the kernel-side detection: gathered, one WCE read due 0.25 s after the first");
-	vwc_model_timers(&w, 70.25);
+	ok(!c0->wce && !c2->wce && due > 70.99 && due < 71.01,
+	   "closes with the kernel-side detection: gathered, one WCE read due VWC_MODEL_CLOSE_S after the first");
+	vwc_model_timers(&w, 71.0);
 	ok(c0->wce && !c0->close_at && !c2->wce,
 	   "closes: the controller reads WCE once, when due");
-	vwc_model_timers(&w, 70.35);
+	vwc_model_timers(&w, 71.1);
 	ok(c2->wce && !c2->close_at, "closes: a controller's own node the same way");
 
 	vwc_model_note_ns(&w, "nvme0n1");

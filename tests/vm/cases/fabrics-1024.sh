@@ -68,7 +68,8 @@ echo "$hid" >/etc/nvme/hostid
 mkdir -p /run/udev
 SYSTEMD_LOG_LEVEL=warning SYSTEMD_LOG_TARGET=console \
 	systemd-udevd --resolve-names=never >/tmp/udevd.log 2>&1 &
-udevadm control --ping --timeout=30 >/dev/null 2>&1 || setup_fail "udevd"
+ping_udevd() { udevadm control --ping --timeout=2 >/dev/null 2>&1; }
+wait_for - 30 ping_udevd || setup_fail "udevd: $(head -c 300 /tmp/udevd.log)"
 udevadm trigger --action=add --type=subsystems >/dev/null 2>&1
 udevadm trigger --action=add --type=devices >/dev/null 2>&1
 udevadm settle --timeout=60
