@@ -77,6 +77,8 @@ else
 	DESTDIR=$PWD/$DEST meson install -C build-bench --quiet >/dev/null
 fi
 [ -x "$DEST/usr/local/sbin/nvme" ] || { echo "bench: no build in $DEST" >&2; exit 1; }
+# the code measured: what was built now (the tree may change during a run)
+build_commit="$(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD 2>/dev/null || echo ' with changes')"
 work=$(mktemp -d)
 lpid=''
 trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -110,7 +112,7 @@ for name in "${names[@]}"; do
 		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other guests and builds ran at the same time)"
 		echo "# guest: QEMU $(qemu-system-x86_64 --version | head -n 1 | awk '{ print $4 }') -accel tcg$(sed -n 's/^# vm: icount /, -icount /p' "$guest"), kernel $(grep -m1 -o 'VWC-INIT: kernel [^ ]*' "$log" | cut -d' ' -f3)"
-		echo "# build: $build_kind, commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD 2>/dev/null || echo ' with changes')"
+		echo "# build: $build_kind, commit $build_commit"
 		echo "# run: ${run#VWC-RUN: }"
 		case $name in
 		io-cost*) grep -aE '^(BENCH|VWC-INFO|VWC-TEST: PASS)' "$log" ;;

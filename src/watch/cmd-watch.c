@@ -308,17 +308,17 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 
 /*
  * While <rundir>/sidecar-active leads somewhere, the udev rules leave a
- * controller's add and change and a namespace's add to the sidecar
- * (71-nvme-vwc-sync.rules): it reads every event that came at once and
- * handles them in one pass, with no process started per event (at
- * fabrics scale, hundreds of namespaces a connect). The mark is a
- * symbolic link to /proc/<our pid>/fdinfo/<a descriptor we hold open, at
- * HANDOFF_FD_MIN or above>: udev's TEST follows it, and it leads nowhere
- * once this process is gone, however it ended (a SIGKILL, the OOM killer,
- * a watch run by hand and killed), before the service's ExecStopPost
- * removes it; a pid used again leads nowhere either unless that process
- * holds the same high descriptor. Made once the first pass is done,
- * removed at stop.
+ * namespace's add to the sidecar (71-nvme-vwc-sync.rules): it gathers the
+ * adds that come together into one scan, with no process started per
+ * namespace (at fabrics scale, hundreds of namespaces a connect). A
+ * namespace appears in the kernel's own mode, write back whenever a cache
+ * may be on, so an add left to a sidecar that never handles it costs
+ * speed, never safety; a controller's events, which can call for write
+ * back, stay the rule's. The mark is a symbolic link to
+ * /proc/<our pid>/fdinfo/<a descriptor we hold open, at HANDOFF_FD_MIN or
+ * above>: udev's TEST follows it, and it leads nowhere once this process
+ * is gone, however it ended, before the service's ExecStopPost removes
+ * it. Made once the first pass is done, removed at stop.
  */
 #define HANDOFF_FD_MIN	600
 
@@ -380,9 +380,12 @@ int cmd_watch(int argc, char **argv)
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
 
+	/* every signal that would end it ends it cleanly (its mark removed) */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
@@ -429,6 +432,9 @@ int cmd_watch(int argc, char **argv)
 		if (uw.due && uw.due < due)
 			due = uw.due;
 		timeout = due <= t ? 0 : (int)((due - t) * 1000) + 1;
+		/* a timer that fired just now: its work is due at once */
+		if (wr.model.rescan || vwc_model_busy(&wr.model))
+			timeout = 0;
 		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			break;
 		if (pfd[PFD_SIG].revents & POLLIN) {
@@ -477,6 +483,7 @@ int cmd_watch(int argc, char **argv)
 			vwc_src_read_udev(&wr.src, &wr.model, wr.src.mon, false);
 		if (wr.model.rescan_at)
 			wr.model.rescan = true;
+		wr.model.lock_retry = 0;	/* this pass is the last */
 		work(&wr, &uw, &next_net, period);
 	}
 out:

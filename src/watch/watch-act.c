@@ -410,7 +410,11 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (t->ctrls[i].wanted)
 			full |= probe(wr, &t->ctrls[i]);
-	/* each namespace's own bit, once a topology */
+	/* a full look (a reset, a reconnect, a new controller): each
+	 * namespace's own bit read again too; otherwise as carried */
+	for (i = 0; full && i < t->nr_ns; i++)
+		if (t->ns[i].wanted)
+			t->ns[i].no_vwc = VWC_TRI_UNKNOWN;
 	vwc_probe_ns(&wr->run);
 	wr->run.lock_wait_ms = 0;
 	vwc_run_apply(&wr->run);

@@ -255,9 +255,13 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			n->seen = true;
 			if (n->ident && n->no_vwc != VWC_TRI_UNKNOWN)
 				t->ns[i].no_vwc = n->no_vwc;
-			/* a path joined or left: its controllers look again */
+			/* a path joined or left: its controllers look again,
+			 * and read its own bit again (another target may
+			 * answer now) */
 			if (n->paths != paths) {
 				n->paths = paths;
+				n->no_vwc = VWC_TRI_UNKNOWN;
+				t->ns[i].no_vwc = VWC_TRI_UNKNOWN;
 				vwc_model_note_ns(w, n->name);
 			}
 			continue;

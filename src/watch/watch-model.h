@@ -145,12 +145,14 @@ struct vwc_wctrl {
  * @expected:	the mode last written or found right, VWC_MODE_NONE unknown
  * @paths:	which controllers reach it (a signature): when it changes,
  *		they all read WCE again
- * @ident:	its identity (ops->ns_ident: the disk sequence number, new
- *		for every disk), 0 unknown
+ * @ident:	its identity (ops->ns_ident: its sysfs directory's kernfs
+ *		inode, new for every disk), 0 unknown
  * @no_vwc:	its own "no volatile write cache" bit as last read, carried
  *		to each new topology while @ident stays the same (an
- *		Identify per namespace and scan saved), read again at each
- *		safety net where it says no cache
+ *		Identify per namespace and scan saved); read again at each
+ *		safety net where it says no cache, when a path joins or
+ *		leaves, and at a full look of a controller reaching it (a
+ *		reset, a reconnect, a new controller)
  * @seen:	found in the topology of the last vwc_model_sync()
  */
 struct vwc_wns {
@@ -172,8 +174,8 @@ struct vwc_wns {
  * @ns_gone:	a namespace went: stop watching its nodes
  * @ident:	the identity of a controller of the topology (the sysfs
  *		directory's kernfs inode: new for every device object)
- * @ns_ident:	the identity of a namespace of the topology (its disk
- *		sequence number), 0 unknown
+ * @ns_ident:	the identity of a namespace of the topology (its sysfs
+ *		directory's kernfs inode), 0 unknown
  */
 struct vwc_model_ops {
 	void (*ctrl_added)(struct vwc_model *w, struct vwc_wctrl *c,

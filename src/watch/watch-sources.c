@@ -310,9 +310,15 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			else if (kind == VWC_KIND_CTRL ||
 				 kind == VWC_KIND_NS || kind == VWC_KIND_PATH)
 				w->rescan = true;
-			/* a controller: nvme_core is loaded now */
-			if (kind == VWC_KIND_CTRL)
+			/* a controller: nvme_core is loaded now; one known
+			 * already (an add replayed by udevadm trigger) looks
+			 * again in full */
+			if (kind == VWC_KIND_CTRL) {
 				w->attach = true;
+				if (!strcmp(action, "add"))
+					vwc_model_note_ctrl(w, name, true, false,
+							    now_s());
+			}
 		} else if (kind == VWC_KIND_CTRL) {
 			/*
 			 * Identify and SMART again: firmware activation and

@@ -437,6 +437,8 @@ int main(void)
 		struct vwc_wns *n0 = vwc_model_find_ns(&w, "nvme0n1");
 		struct vwc_wns *n2 = vwc_model_find_ns(&w, "nvme2n1");
 
+		topo(&t, false);	/* the paths as they stay below */
+		vwc_model_sync(&w, 40.5);
 		n0->no_vwc = VWC_TRI_YES;
 		n2->no_vwc = VWC_TRI_NO;
 		topo(&t, false);	/* a new scan: every bit unknown */
@@ -471,6 +473,20 @@ int main(void)
 		ok(n0->no_vwc == VWC_TRI_UNKNOWN && nss[0].no_vwc == VWC_TRI_UNKNOWN &&
 		   c0->wce && n2->no_vwc == VWC_TRI_NO,
 		   "bit: the safety net reads a \"no cache\" bit again (the target may have given it one)");
+	}
+
+	/* a path joins: the bit is read again (another target may answer) */
+	{
+		struct vwc_wns *n0 = vwc_model_find_ns(&w, "nvme0n1");
+
+		n0->no_vwc = VWC_TRI_YES;
+		topo(&t, true);
+		nss[0].no_vwc = VWC_TRI_UNKNOWN;
+		vwc_model_sync(&w, 45);
+		ok(n0->no_vwc == VWC_TRI_UNKNOWN && nss[0].no_vwc == VWC_TRI_UNKNOWN,
+		   "bit: a path joined: not carried, read again");
+		topo(&t, false);
+		vwc_model_sync(&w, 46);
 	}
 
 	/* namespace adds gathered into one scan */
