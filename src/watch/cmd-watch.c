@@ -342,7 +342,7 @@ static void udev_handoff(bool on)
 	if (fd >= 0)
 		close(fd);
 	if (handoff_fd < 0) {
-		vwc_warn("watch: cannot hold a descriptor for %s: %s; udev's rules keep running a sync for each controller and namespace event",
+		vwc_warn("watch: cannot hold a descriptor for %s: %s; udev's rules keep running a sync for each namespace that appears",
 			 path, strerror(errno));
 		return;
 	}
@@ -351,7 +351,7 @@ static void udev_handoff(bool on)
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	unlink(tmp);
 	if (symlink(target, tmp) || rename(tmp, path)) {
-		vwc_warn("watch: cannot make %s: %s; udev's rules keep running a sync for each controller and namespace event",
+		vwc_warn("watch: cannot make %s: %s; udev's rules keep running a sync for each namespace that appears",
 			 path, strerror(errno));
 		unlink(tmp);
 		close(handoff_fd);
@@ -424,16 +424,20 @@ int cmd_watch(int argc, char **argv)
 
 	for (;;) {
 		double t = vwc_watch_now(), due;
+		bool fired;
 		int timeout;
 
+		fired = !wr.model.rescan && !vwc_model_busy(&wr.model);
 		due = vwc_model_timers(&wr.model, t);
+		fired &= wr.model.rescan || vwc_model_busy(&wr.model);
 		if (!due || next_net < due)
 			due = next_net;
 		if (uw.due && uw.due < due)
 			due = uw.due;
 		timeout = due <= t ? 0 : (int)((due - t) * 1000) + 1;
-		/* a timer that fired just now: its work is due at once */
-		if (wr.model.rescan || vwc_model_busy(&wr.model))
+		/* a timer that fired just now: its work is due at once
+		 * (work left over, a lock backed off, waits as before) */
+		if (fired)
 			timeout = 0;
 		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
 			break;
@@ -468,11 +472,11 @@ int cmd_watch(int argc, char **argv)
 		}
 	}
 	/*
-	 * The rules run sync again from the mark's removal on. An event
-	 * udevd handled before it, leaving it to us, was sent by the kernel
-	 * before that: it waits in the kernel uevent socket (read without
-	 * udevd, at once), adds too this time; read it, and act on it,
-	 * before going. A controller that joined then gets its write back.
+	 * A last pass: the rules run sync for namespace adds again from the
+	 * mark's removal on; what came before it (adds udevd left to us,
+	 * gathered and not yet scanned; controller events, the kernel's
+	 * adds too) is read and acted on before going, the lock's backoff
+	 * aside.
 	 */
 	if (ret == VWC_EXIT_OK && pfd) {
 		udev_handoff(false);
