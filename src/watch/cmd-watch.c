@@ -474,13 +474,11 @@ int cmd_watch(int argc, char **argv)
 	/*
 	 * A last pass: the rules run sync for namespace adds again from the
 	 * mark's removal on; what came before it (adds udevd left to us,
-	 * gathered and not yet scanned; controller events, the kernel's
-	 * adds too) is read and acted on before going, the lock's backoff
-	 * aside.
+	 * gathered and not yet scanned, and any other event queued) is read
+	 * and acted on before going, the lock's backoff aside.
 	 */
 	if (ret == VWC_EXIT_OK && pfd) {
 		udev_handoff(false);
-		wr.src.kernel_adds = true;
 		if (wr.src.kmon)
 			vwc_src_read_udev(&wr.src, &wr.model, wr.src.kmon, true);
 		if (wr.src.mon)

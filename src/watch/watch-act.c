@@ -90,24 +90,25 @@ static void op_ns_gone(struct vwc_model *w, const char *name)
 	vwc_src_unwatch(&of(w)->src, name);
 }
 
-/* kernfs gives every sysfs directory a new inode number (with generation) */
-static uint64_t op_ident(const struct vwc_ctrl *tc)
+/* kernfs gives every sysfs directory a new inode number (with generation):
+ * a new device object, controller or disk, a new identity */
+static uint64_t sysfs_ident(const char *syspath)
 {
 	struct stat st;
 
-	if (stat(tc->syspath, &st))
+	if (stat(syspath, &st))
 		return 0;
 	return (uint64_t)st.st_ino;
 }
 
-/* a namespace's disk: the same way (a new disk, a new directory) */
+static uint64_t op_ident(const struct vwc_ctrl *tc)
+{
+	return sysfs_ident(tc->syspath);
+}
+
 static uint64_t op_ns_ident(const struct vwc_ns *tn)
 {
-	struct stat st;
-
-	if (stat(tn->syspath, &st))
-		return 0;
-	return (uint64_t)st.st_ino;
+	return sysfs_ident(tn->syspath);
 }
 
 const struct vwc_model_ops vwc_watch_ops = {

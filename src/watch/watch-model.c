@@ -93,20 +93,31 @@ void vwc_model_free(struct vwc_model *w)
 	w->nr_ns = 0;
 }
 
-void vwc_model_note_ns(struct vwc_model *w, const char *name)
+/* @fn(c, now) for every watched controller reaching namespace @name */
+static void each_reacher(struct vwc_model *w, const char *name,
+			 void (*fn)(struct vwc_wctrl *c, double now), double now)
 {
 	const struct vwc_topo *t = w->topo;
-	int i = vwc_topo_find_ns(t, name), j;
+	int i = t ? vwc_topo_find_ns(t, name) : -1, j;
 
-	if (i < 0)
-		return;
-	for (j = 0; j < t->ns[i].nr_ctrl; j++) {
+	for (j = 0; i >= 0 && j < t->ns[i].nr_ctrl; j++) {
 		struct vwc_wctrl *c =
 			vwc_model_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
 
 		if (c)
-			c->wce = true;
+			fn(c, now);
 	}
+}
+
+static void read_wce(struct vwc_wctrl *c, double now)
+{
+	(void)now;
+	c->wce = true;
+}
+
+void vwc_model_note_ns(struct vwc_model *w, const char *name)
+{
+	each_reacher(w, name, read_wce, 0);
 }
 
 static void schedule_settle(struct vwc_wctrl *c, double now)
@@ -493,27 +504,14 @@ static void close_later(struct vwc_wctrl *c, double now)
 void vwc_model_note_close(struct vwc_model *w, const char *name,
 			  bool gathered, double now)
 {
-	const struct vwc_topo *t = w->topo;
 	struct vwc_wctrl *c = vwc_model_find_ctrl(w, name);
-	int i, j;
 
-	if (!gathered) {
-		if (c)
-			vwc_model_note_ctrl(w, name, false, false, 0);
-		else
-			vwc_model_note_ns(w, name);
-		return;
-	}
-	if (c) {
+	if (!gathered && c)
+		vwc_model_note_ctrl(w, name, false, false, 0);
+	else if (c)
 		close_later(c, now);
-		return;
-	}
-	i = t ? vwc_topo_find_ns(t, name) : -1;
-	for (j = 0; i >= 0 && j < t->ns[i].nr_ctrl; j++) {
-		c = vwc_model_find_ctrl(w, t->ctrls[t->ns[i].ctrl[j]].name);
-		if (c)
-			close_later(c, now);
-	}
+	else
+		each_reacher(w, name, gathered ? close_later : read_wce, now);
 }
 
 void vwc_model_note_ns_added(struct vwc_model *w, double now)

@@ -289,8 +289,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 		 * rebind's controller given another name).
 		 */
 		if (kernel && strcmp(action, "change") &&
-		    !(!strcmp(action, "remove") && kind == VWC_KIND_CTRL) &&
-		    !(s->kernel_adds && !strcmp(action, "add"))) {
+		    !(!strcmp(action, "remove") && kind == VWC_KIND_CTRL)) {
 			udev_device_unref(dev);
 			continue;
 		}

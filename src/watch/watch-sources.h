@@ -51,8 +51,6 @@ struct vwc_wd {
  * @mon:	udevd's events
  * @kmon:	the kernel's events, NULL if unavailable
  * @fast:	the kernel-side detection's thread, NULL if unavailable
- * @kernel_adds: the kernel's own add events are taken too (the last
- *		reading at stop: those udevd left to the sidecar)
  */
 struct vwc_watch_src {
 	int ifd;
@@ -61,7 +59,6 @@ struct vwc_watch_src {
 	bool inotify_full_warned;
 	struct udev_monitor *mon, *kmon;
 	struct vwc_fast *fast;
-	bool kernel_adds;
 };
 
 /**
