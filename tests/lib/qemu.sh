@@ -40,7 +40,11 @@ vq_over() { awk -v t="$1" -v m="$2" 'BEGIN { exit !(t > m) }'; }
 # vq_forward LOG SOCK DIR PID FOLLOW MARKER: until PID ends, send LOG's
 # "VWC-HOST: CMD" lines to the monitor at SOCK (replies to LOG.monitor);
 # with FOLLOW non-empty, print the guest's own lines (not the kernel's)
-# from MARKER on.
+# from MARKER on. With VWC_FAIL_FAST=1 in the environment, QEMU is told to
+# quit at the guest's first FAIL line: the run ends failed without its
+# DONE (tests/mutants/run.sh: a mutant is caught by one failure, and a
+# mutant that breaks the controller's binding otherwise sits out every
+# later check's timeout).
 vq_forward() {
 	local log=$1 sock=$2 dir=$3 pid=$4 follow=$5 marker=$6 line cmd started=''
 	tail -n +1 -F --pid="$pid" "$log" 2>/dev/null | while IFS= read -r line; do
@@ -52,6 +56,11 @@ vq_forward() {
 		[[ $line != *"$marker"* ]] || started=1 # firmware output before
 		[ -z "$follow" ] || [ -z "$started" ] || printf '%s\n' "$line"
 		case $line in
+		'VWC-TEST: FAIL '*)
+			# VWC_FAIL_FAST=1 (the mutants: one failure is the verdict)
+			[ "${VWC_FAIL_FAST:-}" != 1 ] ||
+				echo quit | socat -t 2 - "UNIX-CONNECT:$sock" >/dev/null 2>&1 || true
+			;;
 		VWC-HOST:*)
 			cmd=${line#VWC-HOST: }
 			cmd=${cmd//\{dir\}/$dir}

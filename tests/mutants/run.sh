@@ -27,7 +27,8 @@
 # included), built once with the options of tests/check's build (the
 # nvme binary with the plugin: Debian's nvme-cli source), and each mutant
 # is applied, built (ninja recompiles what it touched), installed and
-# tested, then undone. Prints a table and last
+# tested, then undone; a VM case stops at its first failure (VWC_FAIL_FAST,
+# tests/lib/qemu.sh). Prints a table and last
 # "mutants: N passed, N failed" (passed: caught).
 # Environment: VWC_MUTANT_DIR (work directory, default build/mutants).
 set -euo pipefail
@@ -159,7 +160,7 @@ for n in "${names[@]}"; do
 			vm:*@*)
 				k=${c##*@} case_=${c#vm:}
 				case_=${case_%@*}
-				VWC_LOG_DIR=$WORK/vm-$n VWC_KERNELS=$k VWC_CASES=$case_ \
+				VWC_LOG_DIR=$WORK/vm-$n VWC_KERNELS=$k VWC_CASES=$case_ VWC_FAIL_FAST=1 \
 					bash "$REPO/tests/vm/run-suite.sh" "$dest" >"$WORK/$n.$case_.log" 2>&1 || true
 				if grep -qE '^vm: [0-9]+ passed, [1-9][0-9]* failed' "$WORK/$n.$case_.log"; then
 					caught+=("$c")
