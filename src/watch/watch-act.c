@@ -190,7 +190,13 @@ void vwc_watch_open_retry(struct vwc_sidecar *wr)
 	}
 }
 
-/* Re-enable SMART critical warning events (the kernel leaves them off). */
+/*
+ * Re-enable SMART critical warning events (the kernel leaves them off).
+ * A controller that answers with an NVMe status has none to enable
+ * (Linux's nvmet allows only namespace, ANA and discovery events): it is
+ * not asked again, and said once, where every reconnect and every
+ * reopen of its descriptor would ask and say it again.
+ */
 static void arm_smart_events(struct vwc_wctrl *c)
 {
 	uint32_t aec;
@@ -198,14 +204,17 @@ static void arm_smart_events(struct vwc_wctrl *c)
 	int r;
 
 	c->arm_smart = false;
-	if (c->fd < 0)
+	if (c->fd < 0 || c->aec_refused)
 		return;
 	r = vwc_nvme_get_aec(c->fd, &aec);
 	if (!r && (aec & 0xff) != 0xff)
 		r = vwc_nvme_set_aec(c->fd, aec | 0xff);
-	if (r)
-		vwc_info("%s: cannot enable SMART critical warning events: %s",
-			 c->name, vwc_nvme_strerror(r, buf, sizeof(buf)));
+	if (!r)
+		return;
+	c->aec_refused = r > 0;
+	vwc_info("%s: cannot enable SMART critical warning events: %s%s",
+		 c->name, vwc_nvme_strerror(r, buf, sizeof(buf)),
+		 c->aec_refused ? " (not asked again)" : "");
 }
 
 /* A new longest hold of the writers' lock (in vwc_run_apply()) is logged. */

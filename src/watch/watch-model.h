@@ -88,6 +88,8 @@ struct vwc_wpending {
  * @full:	needs Identify, WCE and SMART
  * @wce:	needs Get Features 06h
  * @arm_smart:	SMART critical warning events to enable again
+ * @aec_refused: it answered the Asynchronous Event Configuration with an
+ *		NVMe status (no SMART events to enable: not asked again)
  * @known:	@facts, @vwc and @critical_warning are valid
  * @facts:	the facts last read
  * @vwc:	Identify Controller's VWC byte last read
@@ -120,7 +122,7 @@ struct vwc_wctrl {
 	double open_at, open_delay;
 	double used_at;
 	bool released;
-	bool full, wce, arm_smart;
+	bool full, wce, arm_smart, aec_refused;
 	bool known;
 	struct vwc_facts facts;
 	uint8_t vwc, critical_warning;
