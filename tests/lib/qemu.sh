@@ -89,14 +89,16 @@ vq_forward() {
 #   VQ_TOTAL     seconds of the last attempt
 #   VQ_ATTEMPTS  boots made
 #   VQ_RC        QEMU's exit status
+#   VQ_CPU       host CPU seconds QEMU used in the last attempt, every
+#                thread (as last read while it ran: up to 0.2 s short)
 # While QEMU runs, VQ_QPID is its pid (for the caller's EXIT trap), then ''.
 # QEMU's own output goes to LOG.qemu. Returns 0 when VQ_STATUS is ok.
 vq_boot() {
 	local log=$1 sock=$2 dir=$3 marker=$4 boot_to=$5 to=$6 follow=$7
-	local wpid t0 t
+	local wpid t0 t st ticks f
 	shift 7
 	[ "${1:-}" = -- ] && shift
-	VQ_STATUS=noinit VQ_BOOT=- VQ_ATTEMPTS=0 VQ_RC=0 VQ_TOTAL=0
+	VQ_STATUS=noinit VQ_BOOT=- VQ_ATTEMPTS=0 VQ_RC=0 VQ_TOTAL=0 VQ_CPU=0
 	while [ "$VQ_STATUS" = noinit ] && [ "$VQ_ATTEMPTS" -lt 2 ]; do
 		VQ_ATTEMPTS=$((VQ_ATTEMPTS + 1))
 		if [ "$VQ_ATTEMPTS" -gt 1 ]; then
@@ -112,9 +114,14 @@ vq_boot() {
 		VQ_QPID=$!
 		vq_forward "$log" "$sock" "$dir" "$VQ_QPID" "$follow" "$marker" &
 		wpid=$!
-		VQ_STATUS=running VQ_BOOT=-
+		VQ_STATUS=running VQ_BOOT=- ticks=0
 		while kill -0 "$VQ_QPID" 2>/dev/null; do
 			t=$(vq_elapsed "$t0")
+			# utime + stime (fields 14, 15; after the name's ") ")
+			if read -r st <"/proc/$VQ_QPID/stat" 2>/dev/null; then
+				read -r -a f <<<"${st##*) }"
+				ticks=$((f[11] + f[12]))
+			fi
 			if [ "$VQ_BOOT" = - ]; then
 				if grep -aqF -- "$marker" "$log"; then
 					VQ_BOOT=$t
@@ -136,6 +143,7 @@ vq_boot() {
 		VQ_QPID=
 		wait "$wpid" 2>/dev/null || true
 		VQ_TOTAL=$(vq_elapsed "$t0")
+		VQ_CPU=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')
 		if [ "$VQ_STATUS" = running ]; then
 			if grep -aqF -- "$marker" "$log"; then
 				VQ_STATUS=ok

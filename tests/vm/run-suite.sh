@@ -108,7 +108,7 @@ bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
 # NAMES ("product|fact CASE: NAME")
 one_run() {
 	local run=$1 names=$2 k f name p log rc=0 res done_seen=0
-	local passed=0 failed=0 skipped=0 status boot total attempts why
+	local passed=0 failed=0 skipped=0 status boot total attempts cpu why
 	k=${run%% *}
 	f=${run#* }
 	name=$(basename "$f" .sh)
@@ -126,6 +126,7 @@ one_run() {
 	boot=$(sed -n 's/.* boot=\([^ ]*\).*/\1/p' <<<"$res")
 	total=$(sed -n 's/.* total=\([^ ]*\).*/\1/p' <<<"$res")
 	attempts=$(sed -n 's/.* attempts=\([^ ]*\).*/\1/p' <<<"$res")
+	cpu=$(sed -n 's/.* cpu=\([^ ]*\).*/\1/p' <<<"$res")
 	if [ "$done_seen" -ne 1 ] || [ "$rc" -ne 0 ]; then
 		case ${status:-error} in
 		timeout) why="TIMEOUT after ${total}s" ;;
@@ -137,7 +138,7 @@ one_run() {
 		grep -av '^$' "$log" 2>/dev/null | tail -n 15 | sed "s/^/$p   | /" || true
 		failed=$((failed + 1))
 	fi
-	echo "$p boot ${boot}s, total ${total}s${attempts:+, $attempts boot(s)}"
+	echo "$p boot ${boot}s, total ${total}s${attempts:+, $attempts boot(s)}${cpu:+, QEMU CPU ${cpu}s}"
 	echo "COUNT $passed $failed $skipped"
 }
 

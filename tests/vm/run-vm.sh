@@ -59,7 +59,7 @@
 # ({dir} in CMD is replaced by the run's directory); replies go to
 # <LOG>.monitor. Retries once when the guest never reached /init.
 # Last line on stdout:
-#   VWC-RUN: status=ok|timeout|noinit|error boot=S total=S attempts=N log=LOG
+#   VWC-RUN: status=ok|timeout|noinit|error boot=S total=S attempts=N cpu=S log=LOG
 # Exit status: 0 ok (guest powered off), 2 timeout, 3 init never reached,
 # 4 QEMU failed (e.g. a bad device option).
 set -euo pipefail
@@ -298,7 +298,7 @@ status=$VQ_STATUS
 if [ "$status" != ok ] && [ -s "$log.qemu" ]; then
 	sed 's/^/run-vm: qemu: /' "$log.qemu" >&2
 fi
-echo "VWC-RUN: status=$status boot=$VQ_BOOT total=$VQ_TOTAL attempts=$VQ_ATTEMPTS log=$log"
+echo "VWC-RUN: status=$status boot=$VQ_BOOT total=$VQ_TOTAL attempts=$VQ_ATTEMPTS cpu=$VQ_CPU log=$log"
 case $status in
 ok) exit 0 ;;
 timeout) exit 2 ;;
