@@ -248,7 +248,8 @@ int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg)
 }
 
 int vwc_cmd_start(struct vwc_run *r, const char *cmd,
-		  const struct vwc_opts *o, const struct vwc_config *cfg)
+		  const struct vwc_opts *o, const struct vwc_config *cfg,
+		  enum vwc_scan scan)
 {
 	int ret;
 
@@ -256,7 +257,8 @@ int vwc_cmd_start(struct vwc_run *r, const char *cmd,
 		vwc_err("%s: --all and device names are exclusive", cmd);
 		return VWC_EXIT_USAGE;
 	}
-	ret = vwc_run_init(r, cmd, cfg);
+	ret = vwc_run_init_for(r, cmd, cfg, o->args,
+			       scan == VWC_SCAN_ALL ? 0 : o->nr_args);
 	if (ret) {
 		vwc_err("cannot scan NVMe devices: %s", strerror(-ret));
 		return VWC_EXIT_ERROR;
@@ -296,7 +298,7 @@ int cmd_sync(int argc, char **argv)
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
 	/* write back at once; the writers' lock only for write through */
-	ret = vwc_cmd_start(&r, "sync", &o, &cfg);
+	ret = vwc_cmd_start(&r, "sync", &o, &cfg, VWC_SCAN_SUBSYSTEMS);
 	if (ret)
 		return ret;
 	vwc_run_probe(&r);

@@ -33,7 +33,7 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
-	ret = vwc_cmd_start(&r, "audit", &o, &cfg);
+	ret = vwc_cmd_start(&r, "audit", &o, &cfg, VWC_SCAN_SUBSYSTEMS);
 	if (ret)
 		return ret;
 	r.dry_run = true;

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "engine.h"
+#include "resolve.h"
 #include "log.h"
 #include "nvme-io.h"
 

@@ -249,7 +249,7 @@ int cmd_set_cache(int argc, char **argv)
 	/* the devices follow on|off */
 	o.args++;
 	o.nr_args--;
-	ret = vwc_cmd_start(&r, "set-cache", &o, &cfg);
+	ret = vwc_cmd_start(&r, "set-cache", &o, &cfg, VWC_SCAN_SUBSYSTEMS);
 	if (ret)
 		return ret;
 	/* namespaces named: act on their controllers; their own cache bits

@@ -83,20 +83,37 @@ int vwc_load_config(const struct vwc_opts *o, struct vwc_config *cfg);
 struct vwc_run;
 
 /**
+ * enum vwc_scan - what a command scans when it is given device names
+ * @VWC_SCAN_SUBSYSTEMS:	their NVM subsystems' controllers alone
+ *				(vwc_run_init_for()): the write cache rule
+ *				and everything it reads are a subsystem's
+ * @VWC_SCAN_ALL:		every controller: the quirks' PCI dynamic ID
+ *				is the nvme driver's, for every function of
+ *				that vendor and device, whatever subsystem
+ */
+enum vwc_scan {
+	VWC_SCAN_SUBSYSTEMS,
+	VWC_SCAN_ALL,
+};
+
+/**
  * vwc_cmd_start() - the start of every command that works on devices
  * @r:		run to initialize (free with vwc_run_free() on success)
  * @cmd:	command name
  * @o:		parsed options: --all, devices, --dry-run
  * @cfg:	configuration, may be NULL
+ * @scan:	what to scan when devices are named
  *
- * Rejects --all together with device names, scans the host and selects
- * the devices named (every one when none is).
+ * Rejects --all together with device names, scans the host (or the named
+ * devices' subsystems) and selects the devices named (every one when none
+ * is).
  *
  * Return: 0, or the exit status the command should return (message
  * printed).
  */
 int vwc_cmd_start(struct vwc_run *r, const char *cmd,
-		  const struct vwc_opts *o, const struct vwc_config *cfg);
+		  const struct vwc_opts *o, const struct vwc_config *cfg,
+		  enum vwc_scan scan);
 
 /**
  * vwc_cli_list() - print the command table

@@ -16,11 +16,39 @@
 #include "log.h"
 #include "nvme-io.h"
 #include "quirk-db.h"
+#include "resolve.h"
 
-int vwc_run_init(struct vwc_run *r, const char *command,
-		 const struct vwc_config *cfg)
+/*
+ * The subsystem NQNs of @args, for a scan of their subsystems alone; 0
+ * when one of them cannot be resolved or has none (every controller is
+ * scanned then, and vwc_run_select() says what is wrong with the name).
+ */
+static int args_nqns(struct udev *udev, char **args, int n,
+		     char (*nqns)[VWC_NQN_LEN])
 {
-	int ret;
+	int i, j, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		struct vwc_target tg;
+		char err[160];
+
+		if (vwc_resolve(udev, args[i], &tg, err, sizeof(err)) ||
+		    vwc_target_nqn(&tg, nqns[nr], sizeof(nqns[nr])))
+			return 0;
+		for (j = 0; j < nr && strcmp(nqns[j], nqns[nr]); j++)
+			;
+		if (j == nr)
+			nr++;
+	}
+	return nr;
+}
+
+int vwc_run_init_for(struct vwc_run *r, const char *command,
+		     const struct vwc_config *cfg, char **args, int n)
+{
+	const char *list[VWC_SCOPE_ARGS];
+	char (*nqns)[VWC_NQN_LEN] = NULL;
+	int ret, nr = 0, i;
 
 	memset(r, 0, sizeof(*r));
 	r->lock_wait_ms = VWC_LOCK_TIMEOUT_MS;
@@ -29,7 +57,15 @@ int vwc_run_init(struct vwc_run *r, const char *command,
 	r->udev = udev_new();
 	if (!r->udev)
 		return -ENOMEM;
-	ret = vwc_topo_scan(r->udev, &r->topo);
+	if (n > 0 && n <= VWC_SCOPE_ARGS)
+		nqns = calloc((size_t)n, sizeof(*nqns));
+	if (nqns)
+		nr = args_nqns(r->udev, args, n, nqns);
+	for (i = 0; i < nr; i++)
+		list[i] = nqns[i];
+	ret = nr ? vwc_topo_scan_nqns("/sys", &r->topo, list, nr) :
+		   vwc_topo_scan(r->udev, &r->topo);
+	free(nqns);
 	if (ret) {
 		udev_unref(r->udev);
 		r->udev = NULL;
@@ -37,6 +73,12 @@ int vwc_run_init(struct vwc_run *r, const char *command,
 	}
 	vwc_quirks_fill(r->udev, &r->topo);
 	return 0;
+}
+
+int vwc_run_init(struct vwc_run *r, const char *command,
+		 const struct vwc_config *cfg)
+{
+	return vwc_run_init_for(r, command, cfg, NULL, 0);
 }
 
 void vwc_run_free(struct vwc_run *r)

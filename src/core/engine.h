@@ -77,6 +77,29 @@ struct vwc_run {
 int vwc_run_init(struct vwc_run *r, const char *command,
 		 const struct vwc_config *cfg);
 
+/* more device arguments than this: every controller is scanned */
+#define VWC_SCOPE_ARGS	64
+
+/**
+ * vwc_run_init_for() - scan what some device arguments need
+ * @r:		run
+ * @command:	command name for reports
+ * @cfg:	configuration (overrides), may be NULL
+ * @args:	device arguments (any name vwc_resolve() accepts), may be NULL
+ * @n:		how many; 0: every controller
+ *
+ * As vwc_run_init(), with only the NVM subsystems of @args scanned
+ * (vwc_topo_scan_nqns()): the namespaces a named controller can decide
+ * for, and every controller that can reach a named namespace, are all of
+ * its subsystem. When an argument cannot be resolved, has no subsystem
+ * NQN, or there are more than VWC_SCOPE_ARGS, every controller is
+ * scanned, and vwc_run_select() reports the bad name as before.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_run_init_for(struct vwc_run *r, const char *command,
+		     const struct vwc_config *cfg, char **args, int n);
+
 /**
  * vwc_run_free() - release a run
  * @r:	run

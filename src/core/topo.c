@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Device discovery (sysfs) and name resolution (libudev).
+ * Device discovery (sysfs): the controllers and namespaces the host has,
+ * or those of some NVM subsystems.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -490,6 +491,131 @@ static int add_disk(struct vwc_topo *t, const char *sysname,
 	return ns_add_ctrl(ns, parent_ctrl(t, syspath));
 }
 
+/*
+ * A scoped scan: the controllers whose subsystem NQN is one of @nqns, and
+ * only the block devices those can own (their names say which: a
+ * namespace nvme<C>n<N> of controller instance C when multipath is off, a
+ * multipath head nvme<S>n<N> of subsystem instance S, a path node
+ * nvme<S>c<C>n<N>), so that one controller's sync reads what is its, not
+ * every device of a host with thousands. @ctrl and @subsys are the
+ * instance numbers found (bitmaps), @want the names the caller asked for.
+ */
+#define SCOPE_MAX	4096	/* instance numbers: ida-allocated, small */
+
+struct scope {
+	const char *const *nqns;
+	int nr_nqns;
+	unsigned char ctrl[SCOPE_MAX / 8], subsys[SCOPE_MAX / 8];
+};
+
+static void bit_set(unsigned char *map, unsigned int n)
+{
+	if (n < SCOPE_MAX)
+		map[n / 8] |= (unsigned char)(1u << (n % 8));
+}
+
+static bool bit_test(const unsigned char *map, unsigned int n)
+{
+	return n < SCOPE_MAX && (map[n / 8] & (1u << (n % 8)));
+}
+
+/* The instance numbers of "nvme<A>", "nvme<A>n<N>", "nvme<A>c<C>n<N>". */
+static bool name_nums(const char *name, unsigned int *a, unsigned int *c)
+{
+	const char *p = name + 4;
+
+	*c = SCOPE_MAX;
+	if (strncmp(name, "nvme", 4) || !parse_num(&p, a))
+		return false;
+	if (*p == 'c') {
+		p++;
+		return parse_num(&p, c);
+	}
+	return true;
+}
+
+/* A controller's syspath: its subsystem NQN is in scope */
+static bool scope_ctrl(const struct scope *sc, const char *syspath)
+{
+	char nqn[VWC_NQN_LEN];
+	int i;
+
+	read_attr(syspath, "subsysnqn", nqn, sizeof(nqn));
+	for (i = 0; nqn[0] && i < sc->nr_nqns; i++)
+		if (!strcmp(nqn, sc->nqns[i]))
+			return true;
+	return false;
+}
+
+/* A block device's name may belong to a controller in scope */
+static bool scope_name(const struct scope *sc, const char *name,
+		       enum vwc_kind kind)
+{
+	unsigned int a, c;
+
+	if (!name_nums(name, &a, &c))
+		return false;
+	if (kind == VWC_KIND_PATH)
+		return bit_test(sc->ctrl, c);
+	return bit_test(sc->ctrl, a) || bit_test(sc->subsys, a);
+}
+
+/*
+ * The instance numbers of the controllers in scope, and those of their
+ * kernel subsystems, read from the path nodes in each controller's own
+ * directory (nvme<S>c<C>n<N>).
+ */
+static void scope_numbers(struct scope *sc, const struct vwc_topo *t)
+{
+	unsigned int a, c;
+	struct dirent *de;
+	int i;
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		DIR *d;
+
+		if (!name_nums(t->ctrls[i].name, &a, &c))
+			continue;
+		bit_set(sc->ctrl, a);
+		d = opendir(t->ctrls[i].syspath);
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (name_nums(de->d_name, &a, &c) && c < SCOPE_MAX)
+				bit_set(sc->subsys, a);
+		closedir(d);
+	}
+}
+
+/*
+ * After the scan: a namespace whose directory is a controller's belongs to
+ * a controller in scope, or it was a name of another's (nvme<A>n<N> of a
+ * subsystem instance A, where A is also a controller's instance number);
+ * a head belongs to a subsystem instance in scope.
+ */
+static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
+			const struct vwc_ns *ns)
+{
+	const char *dir = ns->syspath, *slash;
+	unsigned int a, c;
+	char parent[VWC_NAME_LEN];
+	size_t len;
+
+	if (ns->nr_ctrl)
+		return true;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return false;
+	len = (size_t)(slash - dir);
+	while (len && dir[len - 1] != '/')
+		len--;
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir - len),
+		 dir + len);
+	if (strncmp(parent, "nvme-subsys", 11))
+		return vwc_topo_find_ctrl(t, parent) >= 0;
+	return name_nums(ns->name, &a, &c) && bit_test(sc->subsys, a);
+}
+
 struct class_entry {
 	char name[VWC_NAME_LEN];
 	char syspath[VWC_PATH_LEN];
@@ -507,7 +633,7 @@ static int cmp_entry(const void *a, const void *b)
  * to @add sorted by that path (the order libudev's enumerator gives).
  */
 static int scan_class(struct vwc_topo *t, const char *sysfs,
-		      const char *class, bool ctrls,
+		      const char *class, bool ctrls, const struct scope *sc,
 		      int (*add)(struct vwc_topo *, const char *,
 				 const char *, const char *))
 {
@@ -534,6 +660,8 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		if (strlen(de->d_name) >= VWC_NAME_LEN)
 			continue;	/* not a name classify accepts */
+		if (sc && !ctrls && !scope_name(sc, de->d_name, kind))
+			continue;
 		len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
 		if (len < 0)
 			continue;	/* vanished meanwhile */
@@ -559,6 +687,8 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		}
 		normalize_path(e[n].syspath);
+		if (sc && ctrls && !scope_ctrl(sc, e[n].syspath))
+			continue;
 		n++;
 	}
 	closedir(d);
@@ -582,24 +712,28 @@ static int cmp_ns(const void *a, const void *b)
 			  ((const struct vwc_ns *)b)->name);
 }
 
-int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
+static int scan(const char *sysfs, struct vwc_topo *t, struct scope *sc)
 {
 	int r, i;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
-	r = scan_class(t, sysfs, "nvme", true, add_ctrl);
+	r = scan_class(t, sysfs, "nvme", true, sc, add_ctrl);
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
 	if (t->nr_ctrls)	/* qsort(NULL, 0) is undefined (UBSan) */
 		qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
-	r = scan_class(t, sysfs, "block", false, add_disk);
+	if (sc)
+		scope_numbers(sc, t);
+	r = scan_class(t, sysfs, "block", false, sc, add_disk);
 	if (r)
 		goto fail;
-	/* drop path nodes whose head is gone (being removed) */
+	/* drop path nodes whose head is gone (being removed), and in a
+	 * scoped scan what turned out not to be in scope */
 	for (i = 0; i < t->nr_ns; i++) {
-		if (!t->ns[i].syspath[0]) {
+		if (!t->ns[i].syspath[0] ||
+		    (sc && !scope_keeps(sc, t, &t->ns[i]))) {
 			ns_free(&t->ns[i]);
 			/* the last entry moves into the hole, its slot is cleared */
 			t->ns[i] = t->ns[--t->nr_ns];
@@ -616,6 +750,26 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 	return 0;
 fail:
 	vwc_topo_free(t);
+	return r;
+}
+
+int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
+{
+	return scan(sysfs, t, NULL);
+}
+
+int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
+		       const char *const *nqns, int nr)
+{
+	struct scope *sc = calloc(1, sizeof(*sc));
+	int r;
+
+	if (!sc)
+		return -ENOMEM;
+	sc->nqns = nqns;
+	sc->nr_nqns = nr;
+	r = scan(sysfs, t, sc);
+	free(sc);
 	return r;
 }
 
@@ -636,101 +790,4 @@ void vwc_topo_free(struct vwc_topo *t)
 	free(t->ctrls);
 	free(t->ns);
 	memset(t, 0, sizeof(*t));
-}
-
-static int resolve_name(struct udev *udev, const char *name,
-			struct vwc_target *t, char *err, size_t errlen)
-{
-	char ns_name[VWC_NAME_LEN];
-	struct udev_device *dev;
-	const char *subsystem;
-
-	switch (vwc_name_classify(name, ns_name, sizeof(ns_name))) {
-	case VWC_KIND_CTRL:
-		t->kind = VWC_KIND_CTRL;
-		subsystem = "nvme";
-		break;
-	case VWC_KIND_NS:
-	case VWC_KIND_GENERIC:
-		t->kind = VWC_KIND_NS;
-		subsystem = "block";
-		break;
-	case VWC_KIND_PARTITION:
-		snprintf(err, errlen,
-			 "is a partition; give its namespace %s", ns_name);
-		return -EINVAL;
-	case VWC_KIND_PATH:
-		snprintf(err, errlen,
-			 "is a hidden multipath path; give its namespace %s",
-			 ns_name);
-		return -EINVAL;
-	default:
-		snprintf(err, errlen, "not an NVMe device");
-		return -ENODEV;
-	}
-	snprintf(t->name, sizeof(t->name), "%s", ns_name);
-	dev = udev_device_new_from_subsystem_sysname(udev, subsystem, t->name);
-	if (!dev) {
-		snprintf(err, errlen, "no such NVMe %s",
-			 t->kind == VWC_KIND_CTRL ? "controller" : "namespace");
-		return -ENODEV;
-	}
-	udev_device_unref(dev);
-	return 0;
-}
-
-int vwc_resolve(struct udev *udev, const char *arg, struct vwc_target *t,
-		char *err, size_t errlen)
-{
-	struct udev_device *dev;
-	const char *subsystem, *sysname;
-	char ns_name[VWC_NAME_LEN], name[VWC_NAME_LEN];
-	enum vwc_kind kind;
-	struct stat st;
-	bool ok;
-	int r;
-
-	memset(t, 0, sizeof(*t));
-	if (!*arg) {
-		snprintf(err, errlen, "empty device name");
-		return -EINVAL;
-	}
-	if (!strchr(arg, '/'))
-		return resolve_name(udev, arg, t, err, errlen);
-
-	if (stat(arg, &st) < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s", strerror(errno));
-		return r;
-	}
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		snprintf(err, errlen, "not a device node");
-		return -ENODEV;
-	}
-	dev = udev_device_new_from_devnum(udev, S_ISCHR(st.st_mode) ? 'c' : 'b',
-					  st.st_rdev);
-	if (!dev) {
-		snprintf(err, errlen, "not an NVMe device (no device %u:%u)",
-			 major(st.st_rdev), minor(st.st_rdev));
-		return -ENODEV;
-	}
-	subsystem = udev_device_get_subsystem(dev);
-	sysname = udev_device_get_sysname(dev);
-	kind = vwc_name_classify(sysname, ns_name, sizeof(ns_name));
-	subsystem = subsystem ? subsystem : "";
-
-	ok = (kind == VWC_KIND_CTRL && !strcmp(subsystem, "nvme")) ||
-	     (kind == VWC_KIND_NS && !strcmp(subsystem, "block")) ||
-	     (kind == VWC_KIND_PARTITION && !strcmp(subsystem, "block")) ||
-	     (kind == VWC_KIND_GENERIC && !strcmp(subsystem, "nvme-generic"));
-	if (!ok) {
-		snprintf(err, errlen, "not an NVMe device (it is %s %s)",
-			 subsystem[0] ? subsystem : "device", sysname);
-		udev_device_unref(dev);
-		return -ENODEV;
-	}
-	/* sysname belongs to dev */
-	snprintf(name, sizeof(name), "%s", sysname);
-	udev_device_unref(dev);
-	return resolve_name(udev, name, t, err, errlen);
 }

@@ -4,9 +4,8 @@
  *
  * Discovery from sysfs: controllers (class nvme), namespaces (block
  * disks), hidden multipath path nodes (nvmeXcYnZ) and which controllers
- * reach each namespace. Also turns whatever an admin types (/dev/nvme0,
- * /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1, a /dev/disk/by-id link) into a
- * controller or a namespace.
+ * reach each namespace; all of them, or those of some NVM subsystems.
+ * resolve.h turns what an admin types into one of them.
  */
 #ifndef VWC_TOPO_H
 #define VWC_TOPO_H
@@ -22,6 +21,8 @@ struct udev;
 #define VWC_NAME_LEN	32
 /* PATH_MAX: a sysfs path through a deep PCI or fabrics tree is never cut */
 #define VWC_PATH_LEN	4096
+/* an NVMe Qualified Name and its NUL (NVMF_NQN_SIZE is 223) */
+#define VWC_NQN_LEN	224
 
 /** enum vwc_kind - what a kernel device name designates */
 enum vwc_kind {
@@ -100,7 +101,7 @@ struct vwc_ctrl {
 	char serial[32];
 	char firmware[16];
 	char transport[16];
-	char subsysnqn[224];
+	char subsysnqn[VWC_NQN_LEN];
 	char pci_id[16];
 	uint16_t pci_vendor;
 	uint16_t pci_device;
@@ -235,6 +236,28 @@ int vwc_topo_scan(struct udev *udev, struct vwc_topo *t);
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t);
 
 /**
+ * vwc_topo_scan_nqns() - discover the controllers of some NVM subsystems
+ *			  and their namespaces
+ * @sysfs:	as for vwc_topo_scan_sysfs()
+ * @t:		result, to free with vwc_topo_free()
+ * @nqns:	subsystem NQNs
+ * @nr:		how many
+ *
+ * What vwc_topo_scan_sysfs() would find, less every controller whose
+ * subsysnqn is not one of @nqns and every block device none of the others
+ * owns: a command that names one controller or namespace decides from its
+ * subsystem's controllers alone (every controller that can reach a
+ * namespace reports the namespace's subsystem NQN), and reads a few
+ * entries where a host at array scale has thousands. Each controller's
+ * subsysnqn is read; block devices are passed over by name (the instance
+ * numbers in nvmeXnY and nvmeXcYnZ) without a readlink.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
+		       const char *const *nqns, int nr);
+
+/**
  * vwc_topo_free() - free what vwc_topo_scan() allocated
  * @t:	topology
  */
@@ -348,28 +371,5 @@ uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns);
  * listing): write through is then not to be decided from @t.
  */
 bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns);
-
-/**
- * struct vwc_target - a device named on the command line
- * @kind:	VWC_KIND_CTRL or VWC_KIND_NS
- * @name:	kernel name of the controller or namespace
- */
-struct vwc_target {
-	enum vwc_kind kind;
-	char name[VWC_NAME_LEN];
-};
-
-/**
- * vwc_resolve() - turn an admin's argument into a controller or namespace
- * @udev:	libudev context
- * @arg:	/dev/nvme0, /dev/nvme0n1, /dev/ng0n1, nvme0, nvme0n1, a symlink
- * @t:		result
- * @err:	on failure, the cause (without the device name)
- * @errlen:	size of @err
- *
- * Return: 0, or a negative errno with @err filled.
- */
-int vwc_resolve(struct udev *udev, const char *arg, struct vwc_target *t,
-		char *err, size_t errlen);
 
 #endif

@@ -120,7 +120,7 @@ int cmd_quirks(int argc, char **argv)
 		}
 	}
 	free(pci);
-	i = vwc_cmd_start(&r, "quirks", &o, &cfg);
+	i = vwc_cmd_start(&r, "quirks", &o, &cfg, VWC_SCAN_ALL);
 	if (i)
 		return i;
 	if (vwc_quirks_apply(&r.topo, &qo))

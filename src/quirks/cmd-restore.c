@@ -113,7 +113,7 @@ int cmd_restore(int argc, char **argv)
 	if (vwc_load_config(&o, &cfg))
 		return VWC_EXIT_ERROR;
 	/* write back at once; the writers' lock only for write through */
-	ret = vwc_cmd_start(&r, "restore", &o, &cfg);
+	ret = vwc_cmd_start(&r, "restore", &o, &cfg, VWC_SCAN_ALL);
 	if (ret)
 		return ret;
 	later = calloc(r.topo.nr_ns + 1, sizeof(*later));

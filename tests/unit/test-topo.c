@@ -408,6 +408,100 @@ int main(void)
 		vwc_topo_free(&t);
 	}
 
+	/*
+	 * A scan of some subsystems' controllers alone. Subsystem s.a is
+	 * kernel subsystem 5 (heads nvme5n1, nvme5n2) reached by nvme30 and
+	 * nvme31; s.b is kernel subsystem 30, whose head nvme30n1 carries
+	 * the number of s.a's nvme30; s.c is kernel subsystem 31 (head
+	 * nvme31n1, the number of nvme31). Names alone cannot tell these
+	 * apart: the scan must.
+	 */
+	{
+		static const char *const a[] = { "nqn.s.a" }, *const b[] = { "nqn.s.b" },
+				  *const ac[] = { "nqn.s.c", "nqn.s.a" }, *const none[] = { "nqn.none" };
+		static const struct { const char *ctrl, *nqn; } cs[] = {
+			{ "nvme30", "nqn.s.a" }, { "nvme31", "nqn.s.a" },
+			{ "nvme32", "nqn.s.b" }, { "nvme34", "nqn.s.c" },
+		};
+		static const char *const paths[][2] = {
+			{ "nvme30", "nvme5c30n1" }, { "nvme31", "nvme5c31n1" },
+			{ "nvme30", "nvme5c30n2" }, { "nvme31", "nvme5c31n2" },
+			{ "nvme32", "nvme30c32n1" }, { "nvme34", "nvme31c34n1" },
+		};
+		static const char *const heads[][2] = {
+			{ "nvme-subsys5", "nvme5n1" }, { "nvme-subsys5", "nvme5n2" },
+			{ "nvme-subsys30", "nvme30n1" }, { "nvme-subsys31", "nvme31n1" },
+		};
+		struct vwc_topo full, sc;
+		char dir[256], rel[300];
+		bool same = true;
+		int j, k, in_scope;
+
+		for (i = 0; i < 4; i++) {
+			ctrl(fab, cs[i].ctrl, "Linux");
+			snprintf(rel, sizeof(rel), "devices/%s/nvme/%s/subsysnqn", fab, cs[i].ctrl);
+			snprintf(dir, sizeof(dir), "%s\n", cs[i].nqn);
+			put(rel, dir);
+		}
+		for (i = 0; i < 6; i++) {
+			snprintf(dir, sizeof(dir), "%s/nvme/%s", fab, paths[i][0]);
+			disk(dir, paths[i][1]);
+		}
+		for (i = 0; i < 4; i++) {
+			snprintf(dir, sizeof(dir), "virtual/nvme-subsystem/%s", heads[i][0]);
+			disk(dir, heads[i][1]);
+		}
+		r = vwc_topo_scan_sysfs(root, &full);
+		ok(r == 0 && n_by(&full, "nvme5n1") && n_by(&full, "nvme30n1") &&
+		   n_by(&full, "nvme31n1"), "scoped: the full scan has every head");
+
+		r = vwc_topo_scan_nqns(root, &sc, a, 1);
+		ok(r == 0 && sc.nr_ctrls == 2 && c_by(&sc, "nvme30") && c_by(&sc, "nvme31"),
+		   "scoped to s.a: its two controllers alone (got %d)", sc.nr_ctrls);
+		ok(sc.nr_ns == 2 && n_by(&sc, "nvme5n1") && n_by(&sc, "nvme5n2"),
+		   "scoped to s.a: its two heads, not s.b's nvme30n1 nor s.c's nvme31n1 (got %d)",
+		   sc.nr_ns);
+		/* what it has, the full scan has the same: controllers and paths */
+		for (i = 0; i < sc.nr_ns; i++) {
+			const struct vwc_ns *f = n_by(&full, sc.ns[i].name);
+
+			if (!f || f->nr_ctrl != sc.ns[i].nr_ctrl || f->nr_paths != sc.ns[i].nr_paths ||
+			    strcmp(f->syspath, sc.ns[i].syspath)) {
+				same = false;
+				continue;
+			}
+			for (j = 0; j < f->nr_ctrl; j++)
+				same &= !strcmp(full.ctrls[f->ctrl[j]].name,
+						sc.ctrls[sc.ns[i].ctrl[j]].name);
+		}
+		/* every namespace the full scan has behind an s.a controller */
+		for (i = 0; i < full.nr_ns; i++) {
+			for (in_scope = 0, k = 0; k < full.ns[i].nr_ctrl; k++)
+				in_scope |= !strcmp(full.ctrls[full.ns[i].ctrl[k]].subsysnqn, "nqn.s.a");
+			same &= !in_scope || n_by(&sc, full.ns[i].name) != NULL;
+		}
+		ok(same, "scoped to s.a: each namespace as the full scan has it, and all of them");
+		c = c_by(&sc, "nvme30");
+		ok(c && !strcmp(c->model, "Linux") && !strcmp(c->subsysnqn, "nqn.s.a"),
+		   "scoped: a controller's attributes read as in a full scan");
+		vwc_topo_free(&sc);
+
+		r = vwc_topo_scan_nqns(root, &sc, b, 1);
+		ns = n_by(&sc, "nvme30n1");
+		ok(r == 0 && sc.nr_ctrls == 1 && sc.nr_ns == 1 && ns && ns->nr_ctrl == 1 &&
+		   !strcmp(sc.ctrls[ns->ctrl[0]].name, "nvme32"),
+		   "scoped to s.b: nvme32 and its head nvme30n1");
+		vwc_topo_free(&sc);
+		r = vwc_topo_scan_nqns(root, &sc, ac, 2);
+		ok(r == 0 && sc.nr_ctrls == 3 && sc.nr_ns == 3 && n_by(&sc, "nvme31n1") &&
+		   n_by(&sc, "nvme5n2"), "scoped to s.c and s.a: both");
+		vwc_topo_free(&sc);
+		r = vwc_topo_scan_nqns(root, &sc, none, 1);
+		ok(r == 0 && sc.nr_ctrls == 0 && sc.nr_ns == 0, "scoped to an NQN nobody has: nothing");
+		vwc_topo_free(&sc);
+		vwc_topo_free(&full);
+	}
+
 	/* a missing class directory (no nvme driver) is an empty host */
 	snprintf(want, sizeof(want), "%s/nonexistent", root);
 	r = vwc_topo_scan_sysfs(want, &t);
