@@ -29,38 +29,9 @@ setup_fail() { fail "fabrics-scale: setup" "$1"; finish; exit 1; }
 grep -q '/nvme-loop\.ko$' "$M/modules.load" 2>/dev/null ||
 	setup_fail "no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
 
-mount -t configfs none /sys/kernel/config 2>/dev/null
-NB=/sys/kernel/config/nullb/nullbwc
-mkdir "$NB" && echo 1024 >"$NB/size" && echo 1 >"$NB/memory_backed" &&
-	echo 16 >"$NB/cache_size" && echo 1 >"$NB/power" ||
-	setup_fail "null_blk with a cache refused"
-WCDEV=nullbwc
-[ -b /dev/$WCDEV ] || WCDEV=nullb$(cat "$NB/index")
-[ -b /dev/$WCDEV ] || setup_fail "no null_blk disk with a cache"
-
-PT=/sys/kernel/config/nvmet/ports/1
-mkdir "$PT" && echo loop >"$PT/addr_trtype" || setup_fail "nvmet port"
-s=1
-while [ $s -le "$S" ]; do
-	SS=/sys/kernel/config/nvmet/subsystems/nqn.2026-12.org.vwc:s$s
-	mkdir "$SS" && echo 1 >"$SS/attr_allow_any_host" || setup_fail "subsystem $s"
-	n=1
-	while [ $n -le "$K" ]; do
-		mkdir "$SS/namespaces/$n" || setup_fail "namespace $s/$n"
-		# several namespaces share one backing device (opened shared)
-		if [ $((n % 2)) = 1 ]; then dev=/dev/nullb0; else dev=/dev/$WCDEV; fi
-		printf %s "$dev" >"$SS/namespaces/$n/device_path" &&
-			echo 1 >"$SS/namespaces/$n/enable" ||
-			setup_fail "namespace $s/$n on $dev"
-		n=$((n + 1))
-	done
-	ln -s "$SS" "$PT/subsystems/nqn.2026-12.org.vwc:s$s" || setup_fail "link $s"
-	s=$((s + 1))
-done
-mkdir -p /etc/nvme
-hid=$(cat /proc/sys/kernel/random/uuid)
-echo "nqn.2014-08.org.nvmexpress:uuid:$hid" >/etc/nvme/hostnqn
-echo "$hid" >/etc/nvme/hostid
+. /vwc/guest/nvmet-loop.sh
+nl_backing && nl_subsystems s "$S" "$K" 1 || setup_fail "$NL_ERR"
+nl_hostnqn
 
 BIN=$(command -v nvme-vwc-sync)
 start_udev >/dev/null 2>&1 || setup_fail "udevd"
