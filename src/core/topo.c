@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,75 +17,9 @@
 
 #include <libudev.h>
 
+#include "devname.h"
 #include "log.h"
 #include "topo.h"
-
-/* Parse "<prefix><num>" at *p, advancing it. */
-static bool parse_num(const char **p, unsigned int *out)
-{
-	const char *s = *p;
-	unsigned long v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	while (isdigit((unsigned char)*s)) {
-		v = v * 10 + (unsigned long)(*s - '0');
-		if (v > 1000000)
-			return false;
-		s++;
-	}
-	*out = (unsigned int)v;
-	*p = s;
-	return true;
-}
-
-enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len)
-{
-	unsigned int inst, cntlid, nsid, part;
-	const char *p = name;
-	bool generic = false;
-
-	if (!strncmp(p, "nvme", 4)) {
-		p += 4;
-	} else if (!strncmp(p, "ng", 2)) {
-		p += 2;
-		generic = true;
-	} else {
-		return VWC_KIND_NONE;
-	}
-	if (!parse_num(&p, &inst))
-		return VWC_KIND_NONE;
-	if (!*p) {
-		if (generic)
-			return VWC_KIND_NONE;
-		snprintf(ns_name, len, "nvme%u", inst);
-		return VWC_KIND_CTRL;
-	}
-	if (*p == 'c' && !generic) {
-		p++;
-		if (!parse_num(&p, &cntlid) || *p != 'n')
-			return VWC_KIND_NONE;
-		p++;
-		if (!parse_num(&p, &nsid) || *p)
-			return VWC_KIND_NONE;
-		snprintf(ns_name, len, "nvme%un%u", inst, nsid);
-		return VWC_KIND_PATH;
-	}
-	if (*p != 'n')
-		return VWC_KIND_NONE;
-	p++;
-	if (!parse_num(&p, &nsid))
-		return VWC_KIND_NONE;
-	snprintf(ns_name, len, "nvme%un%u", inst, nsid);
-	if (!*p)
-		return generic ? VWC_KIND_GENERIC : VWC_KIND_NS;
-	if (*p == 'p' && !generic) {
-		p++;
-		if (parse_num(&p, &part) && !*p)
-			return VWC_KIND_PARTITION;
-	}
-	return VWC_KIND_NONE;
-}
 
 /*
  * Discovery reads sysfs directly: a listing of class/nvme and class/block,
@@ -365,6 +300,29 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 	}
 }
 
+/* A controller of another subsystem, there at the scan */
+static int add_other(struct vwc_topo *t, const char *name)
+{
+	char (*arr)[VWC_NAME_LEN];
+
+	arr = realloc(t->others, (t->nr_others + 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	t->others = arr;
+	snprintf(arr[t->nr_others++], VWC_NAME_LEN, "%s", name);
+	return 0;
+}
+
+static bool is_other(const struct vwc_topo *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nr_others; i++)
+		if (!strcmp(t->others[i], name))
+			return true;
+	return false;
+}
+
 bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
 {
 	char dir[VWC_PATH_LEN], nqn[sizeof(t->ctrls->subsysnqn)];
@@ -388,7 +346,8 @@ bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
 
 		if (vwc_name_classify(de->d_name, ns_name, sizeof(ns_name)) !=
 			    VWC_KIND_CTRL ||
-		    vwc_topo_find_ctrl(t, de->d_name) >= 0)
+		    vwc_topo_find_ctrl(t, de->d_name) >= 0 ||
+		    is_other(t, de->d_name))
 			continue;
 		snprintf(ctrl_dir, sizeof(ctrl_dir), "%s/%.31s", dir, de->d_name);
 		read_attr(ctrl_dir, "subsysnqn", nqn, sizeof(nqn));
@@ -519,21 +478,6 @@ static bool bit_test(const unsigned char *map, unsigned int n)
 	return n < SCOPE_MAX && (map[n / 8] & (1u << (n % 8)));
 }
 
-/* The instance numbers of "nvme<A>", "nvme<A>n<N>", "nvme<A>c<C>n<N>". */
-static bool name_nums(const char *name, unsigned int *a, unsigned int *c)
-{
-	const char *p = name + 4;
-
-	*c = SCOPE_MAX;
-	if (strncmp(name, "nvme", 4) || !parse_num(&p, a))
-		return false;
-	if (*p == 'c') {
-		p++;
-		return parse_num(&p, c);
-	}
-	return true;
-}
-
 /* A controller's syspath: its subsystem NQN is in scope */
 static bool scope_ctrl(const struct scope *sc, const char *syspath)
 {
@@ -553,7 +497,7 @@ static bool scope_name(const struct scope *sc, const char *name,
 {
 	unsigned int a, c;
 
-	if (!name_nums(name, &a, &c))
+	if (!vwc_name_numbers(name, &a, &c))
 		return false;
 	if (kind == VWC_KIND_PATH)
 		return bit_test(sc->ctrl, c);
@@ -574,14 +518,14 @@ static void scope_numbers(struct scope *sc, const struct vwc_topo *t)
 	for (i = 0; i < t->nr_ctrls; i++) {
 		DIR *d;
 
-		if (!name_nums(t->ctrls[i].name, &a, &c))
+		if (!vwc_name_numbers(t->ctrls[i].name, &a, &c))
 			continue;
 		bit_set(sc->ctrl, a);
 		d = opendir(t->ctrls[i].syspath);
 		if (!d)
 			continue;
 		while ((de = readdir(d)))
-			if (name_nums(de->d_name, &a, &c) && c < SCOPE_MAX)
+			if (vwc_name_numbers(de->d_name, &a, &c) && c != UINT_MAX)
 				bit_set(sc->subsys, a);
 		closedir(d);
 	}
@@ -613,7 +557,7 @@ static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
 		 dir + len);
 	if (strncmp(parent, "nvme-subsys", 11))
 		return vwc_topo_find_ctrl(t, parent) >= 0;
-	return name_nums(ns->name, &a, &c) && bit_test(sc->subsys, a);
+	return vwc_name_numbers(ns->name, &a, &c) && bit_test(sc->subsys, a);
 }
 
 struct class_entry {
@@ -687,8 +631,12 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		}
 		normalize_path(e[n].syspath);
-		if (sc && ctrls && !scope_ctrl(sc, e[n].syspath))
+		if (sc && ctrls && !scope_ctrl(sc, e[n].syspath)) {
+			r = add_other(t, e[n].name);
+			if (r)
+				break;
 			continue;
+		}
 		n++;
 	}
 	closedir(d);
@@ -789,5 +737,6 @@ void vwc_topo_free(struct vwc_topo *t)
 		free(t->ctrls[i].nsids);
 	free(t->ctrls);
 	free(t->ns);
+	free(t->others);
 	memset(t, 0, sizeof(*t));
 }

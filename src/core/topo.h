@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "devname.h"
 #include "policy.h"
 
 struct udev;
@@ -23,16 +24,6 @@ struct udev;
 #define VWC_PATH_LEN	4096
 /* an NVMe Qualified Name and its NUL (NVMF_NQN_SIZE is 223) */
 #define VWC_NQN_LEN	224
-
-/** enum vwc_kind - what a kernel device name designates */
-enum vwc_kind {
-	VWC_KIND_NONE = 0,
-	VWC_KIND_CTRL,		/* nvme0 */
-	VWC_KIND_NS,		/* nvme0n1 */
-	VWC_KIND_PATH,		/* nvme0c1n1: hidden multipath path */
-	VWC_KIND_GENERIC,	/* ng0n1 */
-	VWC_KIND_PARTITION,	/* nvme0n1p1 */
-};
 
 /** enum vwc_action - what happened to a namespace */
 enum vwc_action {
@@ -190,6 +181,9 @@ struct vwc_ns {
  * @ns:		namespaces
  * @nr_ns:	how many
  * @sysfs:	the root it was scanned from
+ * @others:	the controllers a scan of some subsystems passed over (by
+ *		name): there at the scan, in another subsystem
+ * @nr_others:	how many
  */
 struct vwc_topo {
 	struct vwc_ctrl *ctrls;
@@ -197,18 +191,9 @@ struct vwc_topo {
 	struct vwc_ns *ns;
 	int nr_ns;
 	char sysfs[256];
+	char (*others)[VWC_NAME_LEN];
+	int nr_others;
 };
-
-/**
- * vwc_name_classify() - classify a kernel device name (pure)
- * @name:	e.g. "nvme0", "nvme0n1", "ng0n1", "nvme0c1n1", "nvme0n1p1"
- * @ns_name:	for anything naming a namespace, the namespace's block name
- *		("nvme0n1"); for a controller, the name itself
- * @len:	size of @ns_name
- *
- * Return: the kind, VWC_KIND_NONE if @name is not an NVMe device name.
- */
-enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len);
 
 /**
  * vwc_topo_scan() - discover controllers and namespaces
@@ -364,7 +349,8 @@ uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns);
  * A writer decides from the controllers it scanned; one that appeared
  * since (bound again, reconnected) may reach @ns with its cache on. Lists
  * <sysfs>/class/nvme again and reads the subsystem NQN of every controller
- * @t does not have. Called under the writers' lock, before write through.
+ * @t does not have and did not pass over (@others). Called under the
+ * writers' lock, before write through.
  *
  * Return: true if such a controller shares @ns's subsystem, or if @ns's
  * controllers cannot tell its subsystem (no controller, an unreadable

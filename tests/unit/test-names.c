@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Device-name classification: every name an admin or the kernel uses. */
+/*
+ * Device-name classification: every name an admin or the kernel uses, and
+ * the instance numbers in them.
+ */
+#include <limits.h>
+
 #include "topo.h"
 #include "tap.h"
 
@@ -48,6 +53,30 @@ int main(void)
 		if (table[i].ns)
 			is_str(ns, table[i].ns, "'%s' names %s", table[i].in,
 			       table[i].ns);
+	}
+	{
+		static const struct {
+			const char *in;
+			bool ok;
+			unsigned int a, c;
+		} nums[] = {
+			{ "nvme7", true, 7, UINT_MAX },
+			{ "nvme30n1", true, 30, UINT_MAX },
+			{ "nvme5c30n2", true, 5, 30 },
+			{ "nvme5c", false, 0, 0 },
+			{ "ng5n1", false, 0, 0 },
+			{ "nvme-subsys5", false, 0, 0 },
+		};
+		unsigned int a, c;
+		bool r;
+
+		for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+			a = c = 12345;
+			r = vwc_name_numbers(nums[i].in, &a, &c);
+			ok(r == nums[i].ok && (!r || (a == nums[i].a && c == nums[i].c)),
+			   "numbers of '%s': %s %u %u (got %u %u)", nums[i].in,
+			   nums[i].ok ? "yes" : "no", nums[i].a, nums[i].c, a, c);
+		}
 	}
 	return tap_done();
 }

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: devname.h - kernel NVMe device names
+ *
+ * What a name designates (a controller nvme0, a namespace nvme0n1, a
+ * hidden multipath path nvme0c1n1, a generic node ng0n1, a partition
+ * nvme0n1p1), and the instance numbers in it. Pure: no file is read.
+ */
+#ifndef VWC_DEVNAME_H
+#define VWC_DEVNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/** enum vwc_kind - what a kernel device name designates */
+enum vwc_kind {
+	VWC_KIND_NONE = 0,
+	VWC_KIND_CTRL,		/* nvme0 */
+	VWC_KIND_NS,		/* nvme0n1 */
+	VWC_KIND_PATH,		/* nvme0c1n1: hidden multipath path */
+	VWC_KIND_GENERIC,	/* ng0n1 */
+	VWC_KIND_PARTITION,	/* nvme0n1p1 */
+};
+
+/**
+ * vwc_name_classify() - classify a kernel device name (pure)
+ * @name:	e.g. "nvme0", "nvme0n1", "ng0n1", "nvme0c1n1", "nvme0n1p1"
+ * @ns_name:	for anything naming a namespace, the namespace's block name
+ *		("nvme0n1"); for a controller, the name itself
+ * @len:	size of @ns_name
+ *
+ * Return: the kind, VWC_KIND_NONE if @name is not an NVMe device name.
+ */
+enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len);
+
+/**
+ * vwc_name_numbers() - the instance numbers in a controller, namespace or
+ *			path node name (pure)
+ * @name:	"nvme<A>", "nvme<A>n<N>" or "nvme<A>c<C>n<N>"
+ * @a:		A: the controller's instance (nvme<A>, and a namespace of
+ *		controller A when multipath is off) or the kernel subsystem's
+ *		(a multipath head nvme<A>n<N>, a path node)
+ * @c:		C for a path node (the controller it goes through), else
+ *		UINT_MAX
+ *
+ * Return: false when @name does not start with "nvme" and a number.
+ */
+bool vwc_name_numbers(const char *name, unsigned int *a, unsigned int *c);
+
+#endif
