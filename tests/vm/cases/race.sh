@@ -71,9 +71,9 @@ while [ "$i" -lt "$N" ]; do
 		info "race round $i ($what, delay $d ms): $round_bad | $s"
 	fi
 	# reset: cache off, write through (by set-cache's own policy step)
-	if ! nvme-vwc-sync set-cache off "/dev/$c" >/dev/null 2>&1; then
+	if ! off=$(nvme-vwc-sync set-cache off "/dev/$c" 2>&1); then
 		reset_bad=$((reset_bad + 1))
-		info "race round $i: set-cache off failed"
+		info "race round $i: set-cache off failed: $(echo "$off" | tail -n 3 | tr '\n' '|')"
 	elif ! wait_for - 5 wt; then
 		reset_bad=$((reset_bad + 1))
 		info "race round $i: not back in write through after set-cache off"
