@@ -69,13 +69,20 @@ for f in "$HERE"/cases/*.sh; do
 done
 # Longest first, so that the last guests to end end together: each
 # run's total from the last suite that ran it ($VWC_CACHE_DIR/vm-times,
-# "KERNEL CASE SECONDS"); a run not in it counts as 60 s. The order
-# changes nothing else: each guest boots alone.
+# "KERNEL CASE SECONDS"); a run not in it (a new case, a machine whose
+# cache has none) counts as half its "# timeout:" (300 s when it has
+# none): a long case that starts last would end alone, its guest the
+# only one left. The order changes nothing else: each guest boots alone.
 TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/vm-times
-if [ -s "$TIMES" ] && [ "${#runs[@]}" -gt 1 ]; then
+if [ "${#runs[@]}" -gt 1 ]; then
+	known=$TIMES
+	[ -s "$known" ] || known=/dev/null
 	mapfile -t runs < <(for r in "${runs[@]}"; do
-		t=$(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3 } END { print t + 0 }' "$TIMES")
-		[ "$t" != 0 ] || t=60
+		t=$(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3 } END { print t + 0 }' "$known")
+		if [ "$t" = 0 ]; then
+			t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "${r#* }" | head -n 1)
+			t=$((${t:-300} / 2))
+		fi
 		printf '%s\t%s\n' "$t" "$r"
 	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
 fi

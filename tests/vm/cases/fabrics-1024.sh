@@ -1,7 +1,6 @@
 #!/bin/sh
 # kernels: 7.2-generic-io
 # timeout: 1500
-# manual: about 20 min under TCG (the connects alone took 443 s on a shared 2-core host): over the test command's time; run it by name
 #
 # Fabrics at array scale in one guest: Linux's own target over nvme-loop
 # exports 64 subsystems of 16 namespaces (1,024), each subsystem on two
