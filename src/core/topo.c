@@ -300,17 +300,26 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 	}
 }
 
+/*
+ * @s appended to the array of char[@width] at *@arr_p (@nr of them): a
+ * path node's syspath, a passed-over controller's name.
+ */
+static int push_str(void *arr_p, int *nr, size_t width, const char *s)
+{
+	char **arr = arr_p, *p;
+
+	p = realloc(*arr, (size_t)(*nr + 1) * width);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	snprintf(p + (size_t)(*nr)++ * width, width, "%s", s);
+	return 0;
+}
+
 /* A controller of another subsystem, there at the scan */
 static int add_other(struct vwc_topo *t, const char *name)
 {
-	char (*arr)[VWC_NAME_LEN];
-
-	arr = realloc(t->others, (t->nr_others + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	t->others = arr;
-	snprintf(arr[t->nr_others++], VWC_NAME_LEN, "%s", name);
-	return 0;
+	return push_str(&t->others, &t->nr_others, VWC_NAME_LEN, name);
 }
 
 static bool is_other(const struct vwc_topo *t, const char *name)
@@ -391,14 +400,7 @@ static int ns_add_ctrl(struct vwc_ns *ns, int c)
 
 static int ns_add_path(struct vwc_ns *ns, const char *syspath)
 {
-	char (*arr)[VWC_PATH_LEN];
-
-	arr = realloc(ns->path_syspath, (ns->nr_paths + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	ns->path_syspath = arr;
-	snprintf(arr[ns->nr_paths++], VWC_PATH_LEN, "%s", syspath);
-	return 0;
+	return push_str(&ns->path_syspath, &ns->nr_paths, VWC_PATH_LEN, syspath);
 }
 
 static void ns_free(struct vwc_ns *ns)
