@@ -182,17 +182,39 @@ static bool pci_parent(const char *syspath, const char *top, char *out,
 	}
 }
 
-static int add_ctrl(struct vwc_topo *t, const char *sysname,
+/*
+ * One scan of sysfs. The arrays grow to what the class directory listed,
+ * once (a controller is some 10 KiB, a namespace 4 KiB: grown one at a
+ * time they were copied or remapped at every addition), and namespaces
+ * are found by name through a hash of their indices, not a walk of all
+ * of them for every disk and path node (O(n^2) at a thousand namespaces).
+ */
+struct scan {
+	struct vwc_topo *t;
+	int cap;		/* room in t->ctrls or t->ns, by phase */
+	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
+	unsigned int mask;	/* slots - 1 (a power of two) */
+};
+
+static unsigned int name_hash(const char *s)
+{
+	unsigned int h = 2166136261u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int add_ctrl(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top)
 {
+	struct vwc_topo *t = sc->t;
 	char pci[VWC_PATH_LEN];
-	struct vwc_ctrl *c, *arr;
+	struct vwc_ctrl *c;
 
-	arr = realloc(t->ctrls, (t->nr_ctrls + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	t->ctrls = arr;
-	c = &arr[t->nr_ctrls++];
+	if (t->nr_ctrls >= sc->cap)
+		return -ENOMEM;	/* more than listed: never */
+	c = &t->ctrls[t->nr_ctrls++];
 	memset(c, 0, sizeof(*c));
 	c->held_fd = -1;
 	c->facts.present = VWC_TRI_UNKNOWN;
@@ -329,8 +351,70 @@ uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns)
 
 static int ns_add_ctrl(struct vwc_ns *ns, int c);
 
+/* Peers of a controller: the others of its subsystem (vwc_ctrl_peers()). */
+struct peers {
+	int *first;	/* by controller: the lowest index of its subsystem */
+	int *next;	/* by controller: the next higher one, -1 after the last */
+};
+
+static int cmp_by_nqn(const void *a, const void *b, void *arg)
+{
+	const struct vwc_topo *t = arg;
+	int i = *(const int *)a, j = *(const int *)b;
+	int r = strcmp(t->ctrls[i].subsysnqn, t->ctrls[j].subsysnqn);
+
+	return r ? r : i - j;
+}
+
+/*
+ * The subsystems' controllers as lists in index order, from one sort by
+ * NQN: O(C log C) instead of comparing every pair. A controller with no
+ * peer (no NQN, the discovery NQN, alone) is a list of one. Return: 0, or
+ * -ENOMEM (the caller walks every controller instead).
+ */
+static int peers_make(const struct vwc_topo *t, struct peers *p)
+{
+	int *order, i, k;
+
+	p->first = malloc((t->nr_ctrls + 1) * sizeof(*p->first));
+	p->next = malloc((t->nr_ctrls + 1) * sizeof(*p->next));
+	order = malloc((t->nr_ctrls + 1) * sizeof(*order));
+	if (!p->first || !p->next || !order) {
+		free(p->first);
+		free(p->next);
+		free(order);
+		p->first = p->next = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nr_ctrls; i++)
+		order[i] = i;
+	if (t->nr_ctrls)
+		qsort_r(order, t->nr_ctrls, sizeof(*order), cmp_by_nqn,
+			(void *)t);
+	for (k = 0; k < t->nr_ctrls; k++) {
+		i = order[k];
+		p->next[i] = -1;
+		if (k && vwc_ctrl_peers(&t->ctrls[i], &t->ctrls[order[k - 1]])) {
+			p->first[i] = p->first[order[k - 1]];
+			p->next[order[k - 1]] = i;
+		} else {
+			p->first[i] = i;
+		}
+	}
+	free(order);
+	return 0;
+}
+
+static void peers_free(struct peers *p)
+{
+	free(p->first);
+	free(p->next);
+}
+
 void vwc_topo_link_reach(struct vwc_topo *t)
 {
+	struct peers p;
+	bool walk = peers_make(t, &p) < 0;
 	int i, j;
 
 	for (i = 0; i < t->nr_ns; i++) {
@@ -343,7 +427,9 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 		if (!ns->nr_ctrl)
 			continue;	/* no controller: write back anyway */
 		first = &t->ctrls[ns->ctrl[0]];
-		for (j = 0; j < t->nr_ctrls; j++) {
+		/* its subsystem's controllers in index order, or all */
+		for (j = walk ? 0 : p.first[ns->ctrl[0]];
+		     j >= 0 && j < t->nr_ctrls; j = walk ? j + 1 : p.next[j]) {
 			if (vwc_ns_has_ctrl(ns, j) ||
 			    !vwc_ctrl_peers(first, &t->ctrls[j]))
 				continue;
@@ -362,6 +448,8 @@ void vwc_topo_link_reach(struct vwc_topo *t)
 			break;
 		}
 	}
+	if (!walk)
+		peers_free(&p);
 }
 
 bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
@@ -397,21 +485,33 @@ bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
 	return found;
 }
 
-static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
+/* The namespace @name of the scan, made if new. */
+static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 {
-	struct vwc_ns *arr;
-	int i = vwc_topo_find_ns(t, name);
+	struct vwc_topo *t = sc->t;
+	unsigned int h = 0;
+	struct vwc_ns *ns;
+	int i;
 
-	if (i >= 0)
-		return &t->ns[i];
-	arr = realloc(t->ns, (t->nr_ns + 1) * sizeof(*arr));
-	if (!arr)
-		return NULL;
-	t->ns = arr;
-	memset(&arr[t->nr_ns], 0, sizeof(*arr));
-	arr[t->nr_ns].no_vwc = VWC_TRI_UNKNOWN;
-	snprintf(arr[t->nr_ns].name, sizeof(arr->name), "%s", name);
-	return &arr[t->nr_ns++];
+	if (sc->slot) {
+		for (h = name_hash(name) & sc->mask; sc->slot[h];
+		     h = (h + 1) & sc->mask)
+			if (!strcmp(t->ns[sc->slot[h] - 1].name, name))
+				return &t->ns[sc->slot[h] - 1];
+	} else {
+		i = vwc_topo_find_ns(t, name);
+		if (i >= 0)
+			return &t->ns[i];
+	}
+	if (t->nr_ns >= sc->cap)
+		return NULL;	/* more than listed: never */
+	ns = &t->ns[t->nr_ns++];
+	memset(ns, 0, sizeof(*ns));
+	ns->no_vwc = VWC_TRI_UNKNOWN;
+	snprintf(ns->name, sizeof(ns->name), "%s", name);
+	if (sc->slot)
+		sc->slot[h] = t->nr_ns;
+	return ns;
 }
 
 /* No limit on paths: what the host has, the decision sees. */
@@ -455,29 +555,44 @@ static void ns_free(struct vwc_ns *ns)
  * (.../nvme/nvme0/nvme0n1, .../nvme/nvme1/nvme0c1n1); a multipath head
  * lives under its subsystem (.../nvme-subsystem/nvme-subsys0/nvme0n1).
  */
-static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+static int cmp_ctrl_name(const void *key, const void *b)
 {
-	char buf[VWC_PATH_LEN], *slash;
-
-	snprintf(buf, sizeof(buf), "%s", syspath);
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	slash = strrchr(buf, '/');
-	return vwc_topo_find_ctrl(t, slash ? slash + 1 : buf);
+	return strverscmp(key, ((const struct vwc_ctrl *)b)->name);
 }
 
-static int add_disk(struct vwc_topo *t, const char *sysname,
+static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+{
+	const char *end = strrchr(syspath, '/'), *start;
+	char name[VWC_NAME_LEN];
+	struct vwc_ctrl *c;
+
+	if (!end)
+		return -1;
+	for (start = end; start > syspath && start[-1] != '/'; start--)
+		;
+	if ((size_t)(end - start) >= sizeof(name))
+		return -1;	/* longer than any controller's name */
+	memcpy(name, start, end - start);
+	name[end - start] = '\0';
+	/* the controllers are sorted by name (vwc_topo_scan_sysfs()) */
+	if (!t->nr_ctrls)
+		return -1;
+	c = bsearch(name, t->ctrls, t->nr_ctrls, sizeof(*t->ctrls),
+		    cmp_ctrl_name);
+	return c ? (int)(c - t->ctrls) : -1;
+}
+
+static int add_disk(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top)
 {
+	struct vwc_topo *t = sc->t;
 	char ns_name[VWC_NAME_LEN];
 	enum vwc_kind kind;
 	struct vwc_ns *ns;
 
 	(void)top;
 	kind = vwc_name_classify(sysname, ns_name, sizeof(ns_name));
-	ns = get_ns(t, ns_name);
+	ns = get_ns(sc, ns_name);
 	if (!ns)
 		return -ENOMEM;
 	if (kind == VWC_KIND_PATH) {
@@ -492,7 +607,7 @@ static int add_disk(struct vwc_topo *t, const char *sysname,
 
 struct class_entry {
 	char name[VWC_NAME_LEN];
-	char syspath[VWC_PATH_LEN];
+	char *syspath;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -501,19 +616,48 @@ static int cmp_entry(const void *a, const void *b)
 		      ((const struct class_entry *)b)->syspath);
 }
 
+/* Room in the scan's array for the @n entries listed, and their hash. */
+static int scan_reserve(struct scan *sc, bool ctrls, int n)
+{
+	struct vwc_topo *t = sc->t;
+	unsigned int slots = 1;
+	void *arr;
+
+	if (ctrls) {
+		arr = realloc(t->ctrls, n * sizeof(*t->ctrls));
+		if (!arr)
+			return -ENOMEM;
+		t->ctrls = arr;
+		sc->cap = n;
+		return 0;
+	}
+	arr = realloc(t->ns, n * sizeof(*t->ns));
+	if (!arr)
+		return -ENOMEM;
+	t->ns = arr;
+	sc->cap = n;
+	while (slots < 2 * (unsigned int)n)
+		slots <<= 1;
+	/* without it, found by a walk: slower, the same answer */
+	sc->slot = calloc(slots, sizeof(*sc->slot));
+	sc->mask = slots - 1;
+	return 0;
+}
+
 /*
  * The entries of <sysfs>/class/<class> that name a controller (@ctrls) or
  * a namespace or multipath path (!@ctrls), each as its real path, handed
  * to @add sorted by that path (the order libudev's enumerator gives).
  */
-static int scan_class(struct vwc_topo *t, const char *sysfs,
-		      const char *class, bool ctrls,
-		      int (*add)(struct vwc_topo *, const char *,
-				 const char *, const char *))
+static int scan_class(struct scan *sc, const char *sysfs, const char *class,
+		      bool ctrls,
+		      int (*add)(struct scan *, const char *, const char *,
+				 const char *))
 {
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
+	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
 	struct class_entry *e = NULL, *tmp;
-	int i, n = 0, r = 0;
+	int i, n = 0, cap = 0, r = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -525,7 +669,6 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 	while ((de = readdir(d))) {
 		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
 							sizeof(ns_name));
-		char link[VWC_PATH_LEN];
 		ssize_t len;
 
 		/* partitions, ng nodes and anything else: not looked at */
@@ -543,29 +686,41 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		}
 		link[len] = '\0';
-		tmp = realloc(e, (n + 1) * sizeof(*e));
-		if (!tmp) {
+		len = snprintf(path, sizeof(path), "%s%s%s",
+			       link[0] == '/' ? "" : dir,
+			       link[0] == '/' ? "" : "/", link);
+		if (len < 0 || (size_t)len >= sizeof(path)) {
+			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
+				dir, de->d_name, sizeof(path) - 1);
+			continue;
+		}
+		normalize_path(path);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tmp = realloc(e, cap * sizeof(*e));
+			if (!tmp) {
+				r = -ENOMEM;
+				break;
+			}
+			e = tmp;
+		}
+		e[n].syspath = strdup(path);
+		if (!e[n].syspath) {
 			r = -ENOMEM;
 			break;
 		}
-		e = tmp;
 		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
-		len = snprintf(e[n].syspath, sizeof(e[n].syspath), "%s%s%s",
-			       link[0] == '/' ? "" : dir,
-			       link[0] == '/' ? "" : "/", link);
-		if (len < 0 || (size_t)len >= sizeof(e[n].syspath)) {
-			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
-				dir, de->d_name, sizeof(e[n].syspath) - 1);
-			continue;
-		}
-		normalize_path(e[n].syspath);
 		n++;
 	}
 	closedir(d);
-	if (!r && n)
+	if (!r && n) {
 		qsort(e, n, sizeof(*e), cmp_entry);
+		r = scan_reserve(sc, ctrls, n);
+	}
 	for (i = 0; !r && i < n; i++)
-		r = add(t, e[i].name, e[i].syspath, top);
+		r = add(sc, e[i].name, e[i].syspath, top);
+	for (i = 0; i < n; i++)
+		free(e[i].syspath);
 	free(e);
 	return r;
 }
@@ -584,17 +739,21 @@ static int cmp_ns(const void *a, const void *b)
 
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 {
+	struct scan sc = { .t = t };
+	void *arr;
 	int r, i;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
-	r = scan_class(t, sysfs, "nvme", true, add_ctrl);
+	r = scan_class(&sc, sysfs, "nvme", true, add_ctrl);
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
 	if (t->nr_ctrls)	/* qsort(NULL, 0) is undefined (UBSan) */
 		qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
-	r = scan_class(t, sysfs, "block", false, add_disk);
+	sc.cap = 0;
+	r = scan_class(&sc, sysfs, "block", false, add_disk);
+	free(sc.slot);
 	if (r)
 		goto fail;
 	/* drop path nodes whose head is gone (being removed) */
@@ -607,8 +766,13 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 			i--;
 		}
 	}
-	if (t->nr_ns)
+	if (t->nr_ns) {
+		/* room was made for every entry listed, paths too */
+		arr = realloc(t->ns, t->nr_ns * sizeof(*t->ns));
+		if (arr)
+			t->ns = arr;
 		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
+	}
 	/* no active namespace list read yet: a peer may reach any */
 	vwc_topo_link_reach(t);
 	for (i = 0; i < t->nr_ctrls; i++)
