@@ -123,10 +123,16 @@ int vwc_run_select(struct vwc_run *r, char **args, int n)
 	int i, bad = 0;
 
 	if (!n) {
+		/*
+		 * Every controller but the discovery ones, which reach no
+		 * namespace and peer with none (vwc_ctrl_is_discovery()):
+		 * select_ns() would add no controller, at the cost of a walk
+		 * of them all for each namespace.
+		 */
 		for (i = 0; i < t->nr_ctrls; i++)
 			t->ctrls[i].wanted = !t->ctrls[i].discovery;
 		for (i = 0; i < t->nr_ns; i++)
-			select_ns(r, &t->ns[i]);
+			t->ns[i].wanted = true;
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -325,6 +331,44 @@ int vwc_run_rescan(struct vwc_run *r)
 }
 
 /*
+ * For each controller, the wanted namespaces it reaches, in namespace
+ * order: @idx[@start[c]] to @idx[@start[c + 1] - 1]. One pass over the
+ * namespaces' controllers, not one over every namespace per controller.
+ * Return: 0, or -ENOMEM.
+ */
+static int ns_by_ctrl(const struct vwc_topo *t, int **start, int **idx)
+{
+	int *st, *ix, *at, i, k, total = 0;
+
+	st = calloc(t->nr_ctrls + 2, sizeof(*st));
+	at = calloc(t->nr_ctrls + 1, sizeof(*at));
+	if (!st || !at)
+		goto fail;
+	for (i = 0; i < t->nr_ns; i++)
+		for (k = 0; t->ns[i].wanted && k < t->ns[i].nr_ctrl; k++)
+			st[t->ns[i].ctrl[k] + 1]++;
+	for (i = 0; i < t->nr_ctrls; i++) {
+		st[i + 1] += st[i];
+		at[i] = st[i];
+	}
+	total = st[t->nr_ctrls];
+	ix = malloc((total + 1) * sizeof(*ix));
+	if (!ix)
+		goto fail;
+	for (i = 0; i < t->nr_ns; i++)
+		for (k = 0; t->ns[i].wanted && k < t->ns[i].nr_ctrl; k++)
+			ix[at[t->ns[i].ctrl[k]]++] = i;
+	free(at);
+	*start = st;
+	*idx = ix;
+	return 0;
+fail:
+	free(st);
+	free(at);
+	return -ENOMEM;
+}
+
+/*
  * The namespace's own bit, read once per namespace (it is the same
  * through every path) through the first controller reaching it that
  * answers. Only controllers of NVMe 2.0 or later are asked (CNS 08h came
@@ -334,9 +378,13 @@ int vwc_run_rescan(struct vwc_run *r)
 void vwc_probe_ns(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
+	int *start = NULL, *idx = NULL;
+	bool walk;
 	char buf[120];
-	int i, j, fd, ret;
+	int i, k, fd, ret;
 
+	/* no memory for the lists: every namespace for each controller */
+	walk = ns_by_ctrl(t, &start, &idx) < 0;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *c = &t->ctrls[i];
 		bool refused = false, open = false;
@@ -345,8 +393,9 @@ void vwc_probe_ns(struct vwc_run *r)
 		    c->ver < VWC_NVME_VER_2_0 || c->ns_indep_refused)
 			continue;
 		fd = -1;
-		for (j = 0; j < t->nr_ns && !refused; j++) {
-			struct vwc_ns *ns = &t->ns[j];
+		for (k = walk ? 0 : start[i];
+		     k < (walk ? t->nr_ns : start[i + 1]) && !refused; k++) {
+			struct vwc_ns *ns = &t->ns[walk ? k : idx[k]];
 			bool no_vwc;
 
 			if (!ns->wanted || ns->no_vwc != VWC_TRI_UNKNOWN ||
@@ -377,6 +426,8 @@ void vwc_probe_ns(struct vwc_run *r)
 		if (open)
 			vwc_ctrl_fd_put(c, fd);
 	}
+	free(start);
+	free(idx);
 }
 
 void vwc_run_probe(struct vwc_run *r)
