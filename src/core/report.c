@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -221,10 +222,64 @@ static const char *cache_str(const struct vwc_ctrl *c)
 	}
 }
 
+/*
+ * The wanted namespaces listed under each controller, by their first one,
+ * in namespace order: @idx[@start[c]] to @idx[@start[c + 1] - 1]. One pass
+ * instead of a walk of every namespace for each controller. Return: 0, or
+ * -ENOMEM (the caller walks).
+ */
+static int ns_by_first(const struct vwc_run *r, int **start, int **idx)
+{
+	const struct vwc_topo *t = &r->topo;
+	int *st, *ix, *at, i;
+
+	st = calloc(t->nr_ctrls + 2, sizeof(*st));
+	at = calloc(t->nr_ctrls + 1, sizeof(*at));
+	ix = malloc((t->nr_ns + 1) * sizeof(*ix));
+	if (!st || !at || !ix) {
+		free(st);
+		free(at);
+		free(ix);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->nr_ns; i++)
+		if (t->ns[i].wanted && t->ns[i].nr_ctrl)
+			st[t->ns[i].ctrl[0] + 1]++;
+	for (i = 0; i < t->nr_ctrls; i++) {
+		st[i + 1] += st[i];
+		at[i] = st[i];
+	}
+	for (i = 0; i < t->nr_ns; i++)
+		if (t->ns[i].wanted && t->ns[i].nr_ctrl)
+			ix[at[t->ns[i].ctrl[0]]++] = i;
+	free(at);
+	*start = st;
+	*idx = ix;
+	return 0;
+}
+
+/* The next namespace of controller @c from @k on: its index, or -1. */
+static int next_ns(const struct vwc_run *r, const int *start, const int *idx,
+		   int c, int *k)
+{
+	const struct vwc_topo *t = &r->topo;
+
+	if (start)
+		return *k < start[c + 1] ? idx[(*k)++] : -1;
+	for (; *k < t->nr_ns; (*k)++)	/* no lists: a walk of them all */
+		if (t->ns[*k].wanted && t->ns[*k].nr_ctrl &&
+		    t->ns[*k].ctrl[0] == c)
+			return (*k)++;
+	return -1;
+}
+
 static void print_normal(const struct vwc_run *r, FILE *out)
 {
-	int i, j;
+	int *start = NULL, *idx = NULL;
+	int i, j, k;
 
+	if (ns_by_first(r, &start, &idx))
+		start = idx = NULL;
 	for (i = 0; i < r->topo.nr_ctrls; i++) {
 		const struct vwc_ctrl *c = &r->topo.ctrls[i];
 
@@ -240,11 +295,10 @@ static void print_normal(const struct vwc_run *r, FILE *out)
 			fprintf(out, "  error: %s\n", c->errmsg);
 		if (c->irqc[0])
 			fprintf(out, "  interrupt coalescing: %s\n", c->irqc);
-		for (j = 0; j < r->topo.nr_ns; j++) {
+		k = start ? start[i] : 0;
+		while ((j = next_ns(r, start, idx, i, &k)) >= 0) {
 			const struct vwc_ns *ns = &r->topo.ns[j];
 
-			if (!ns->wanted || ns->ctrl[0] != i)
-				continue;
 			fprintf(out, "  %-12s %s -> %s  (%s%s%s)\n", ns->name,
 				vwc_mode_str(ns->before),
 				vwc_mode_str(ns->after),
@@ -254,6 +308,8 @@ static void print_normal(const struct vwc_run *r, FILE *out)
 	}
 	if (!r->topo.nr_ctrls && !r->nr_errs)
 		fprintf(out, "no NVMe controller found\n");
+	free(start);
+	free(idx);
 }
 
 /* Prometheus label values: escape backslash, quote and newline. */
@@ -411,7 +467,11 @@ static const char *ns_cache_str(const struct vwc_ctrl *c,
 
 static void print_audit(const struct vwc_run *r, FILE *out)
 {
-	int i, j;
+	int *start = NULL, *idx = NULL;
+	int i, j, k;
+
+	if (ns_by_first(r, &start, &idx))
+		start = idx = NULL;
 
 	fprintf(out, "%-10s %-22s %-10s %-26s %-12s %-14s %-14s %s\n",
 		"CONTROLLER", "MODEL", "PCI/TRANS", "CACHE", "NAMESPACE", "CURRENT",
@@ -422,11 +482,10 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 
 		if (!c->probed)
 			continue;
-		for (j = 0; j < r->topo.nr_ns; j++) {
+		k = start ? start[i] : 0;
+		while ((j = next_ns(r, start, idx, i, &k)) >= 0) {
 			const struct vwc_ns *ns = &r->topo.ns[j];
 
-			if (!ns->wanted || ns->ctrl[0] != i)
-				continue;
 			any = true;
 			fprintf(out, "%-10s %-22.22s %-10s %-26s %-12s %-14s %-14s %s\n",
 				c->name, c->model, where_str(c),
@@ -460,6 +519,8 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 	}
 	if (vwc_cpu_is_hygon())
 		fprintf(out, "advisory: %s\n", hygon_advisory());
+	free(start);
+	free(idx);
 }
 
 void vwc_report_print(const struct vwc_run *r, enum vwc_format fmt,

@@ -118,17 +118,42 @@ static bool pci_parent(const char *syspath, const char *top, char *out,
 	}
 }
 
-static int add_ctrl(struct vwc_topo *t, const char *sysname,
+/*
+ * One scan of sysfs. The arrays grow to what the class directory listed,
+ * once (a controller is some 10 KiB, a namespace 4 KiB: grown one at a
+ * time they were copied or remapped at every addition), and namespaces
+ * are found by name through a hash of their indices, not a walk of all
+ * of them for every disk and path node (O(n^2) at a thousand namespaces).
+ */
+struct scope;
+
+struct scan {
+	struct vwc_topo *t;
+	struct scope *scope;	/* vwc_topo_scan_nqns(): what is looked at */
+	int cap;		/* room in t->ctrls or t->ns, by phase */
+	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
+	unsigned int mask;	/* slots - 1 (a power of two) */
+};
+
+static unsigned int name_hash(const char *s)
+{
+	unsigned int h = 2166136261u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int add_ctrl(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top)
 {
+	struct vwc_topo *t = sc->t;
 	char pci[VWC_PATH_LEN];
-	struct vwc_ctrl *c, *arr;
+	struct vwc_ctrl *c;
 
-	arr = realloc(t->ctrls, (t->nr_ctrls + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	t->ctrls = arr;
-	c = &arr[t->nr_ctrls++];
+	if (t->nr_ctrls >= sc->cap)
+		return -ENOMEM;	/* more than listed: never */
+	c = &t->ctrls[t->nr_ctrls++];
 	memset(c, 0, sizeof(*c));
 	c->held_fd = -1;
 	c->facts.present = VWC_TRI_UNKNOWN;
@@ -181,125 +206,6 @@ int vwc_topo_find_ns(const struct vwc_topo *t, const char *name)
 	return -1;
 }
 
-bool vwc_ns_has_ctrl(const struct vwc_ns *ns, int c)
-{
-	int i;
-
-	for (i = 0; i < ns->nr_ctrl; i++)
-		if (ns->ctrl[i] == c)
-			return true;
-	return false;
-}
-
-/* The NQN every discovery controller reports: no namespaces, no peers */
-#define DISCOVERY_NQN	"nqn.2014-08.org.nvmexpress.discovery"
-
-bool vwc_ctrl_peers(const struct vwc_ctrl *a, const struct vwc_ctrl *b)
-{
-	return a != b && a->subsysnqn[0] &&
-	       strcmp(a->subsysnqn, DISCOVERY_NQN) &&
-	       !strcmp(a->subsysnqn, b->subsysnqn);
-}
-
-bool vwc_ctrl_is_discovery(const struct vwc_topo *t, int c)
-{
-	const struct vwc_ctrl *ctrl = &t->ctrls[c];
-	int i;
-
-	if (strcmp(ctrl->subsysnqn, DISCOVERY_NQN) &&
-	    strcmp(ctrl->cntrltype, "discovery"))
-		return false;
-	for (i = 0; i < t->nr_ns; i++)
-		if (vwc_ns_has_ctrl(&t->ns[i], c))
-			return false;
-	return true;
-}
-
-bool vwc_topo_has_peers(const struct vwc_topo *t, int c)
-{
-	int i;
-
-	for (i = 0; i < t->nr_ctrls; i++)
-		if (vwc_ctrl_peers(&t->ctrls[c], &t->ctrls[i]))
-			return true;
-	return false;
-}
-
-static bool ctrl_names(const struct vwc_ctrl *c, uint32_t nsid)
-{
-	int lo = 0, hi = c->nr_nsids - 1;
-
-	if (!c->nsids_known)
-		return true;	/* not known: it may reach any */
-	while (lo <= hi) {	/* the list is in increasing order */
-		int mid = lo + (hi - lo) / 2;
-
-		if (c->nsids[mid] == nsid)
-			return true;
-		if (c->nsids[mid] < nsid)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return false;
-}
-
-static uint32_t read_nsid(const char *syspath)
-{
-	char buf[16];
-	unsigned long v;
-	char *end;
-
-	read_attr(syspath, "nsid", buf, sizeof(buf));
-	errno = 0;
-	v = strtoul(buf, &end, 10);
-	if (errno || end == buf || *end || !v || v >= 0xffffffffUL)
-		return 0;
-	return (uint32_t)v;
-}
-
-uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns)
-{
-	return read_nsid(ns->syspath);
-}
-
-static int ns_add_ctrl(struct vwc_ns *ns, int c);
-
-void vwc_topo_link_reach(struct vwc_topo *t)
-{
-	int i, j;
-
-	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_ns *ns = &t->ns[i];
-		const struct vwc_ctrl *first;
-
-		/* made again from the controllers with a node of it */
-		ns->nr_ctrl -= ns->nr_joining;
-		ns->nr_joining = 0;
-		if (!ns->nr_ctrl)
-			continue;	/* no controller: write back anyway */
-		first = &t->ctrls[ns->ctrl[0]];
-		for (j = 0; j < t->nr_ctrls; j++) {
-			if (vwc_ns_has_ctrl(ns, j) ||
-			    !vwc_ctrl_peers(first, &t->ctrls[j]))
-				continue;
-			if (!ns->nsid)
-				ns->nsid = read_nsid(ns->syspath);
-			/* an id that cannot be read: any peer may reach it */
-			if (ns->nsid && !ctrl_names(&t->ctrls[j], ns->nsid))
-				continue;
-			if (!ns_add_ctrl(ns, j)) {
-				ns->nr_joining++;
-				continue;
-			}
-			/* no memory to count it: no controller known, which
-			 * the policy takes as write back */
-			ns->nr_ctrl = ns->nr_joining = 0;
-			break;
-		}
-	}
-}
-
 /*
  * @s appended to the array of char[@width] at *@arr_p (@nr of them): a
  * path node's syspath, a passed-over controller's name.
@@ -322,69 +228,37 @@ static int add_other(struct vwc_topo *t, const char *name)
 	return push_str(&t->others, &t->nr_others, VWC_NAME_LEN, name);
 }
 
-static bool is_other(const struct vwc_topo *t, const char *name)
+/* The namespace @name of the scan, made if new. */
+static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 {
+	struct vwc_topo *t = sc->t;
+	unsigned int h = 0;
+	struct vwc_ns *ns;
 	int i;
 
-	for (i = 0; i < t->nr_others; i++)
-		if (!strcmp(t->others[i], name))
-			return true;
-	return false;
-}
-
-bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
-{
-	char dir[VWC_PATH_LEN], nqn[sizeof(t->ctrls->subsysnqn)];
-	const struct vwc_ctrl *first;
-	char ctrl_dir[VWC_PATH_LEN + VWC_NAME_LEN];
-	bool found = false;
-	struct dirent *de;
-	DIR *d;
-
-	if (!ns->nr_ctrl)
-		return true;
-	first = &t->ctrls[ns->ctrl[0]];
-	if (!first->subsysnqn[0] || !strcmp(first->subsysnqn, DISCOVERY_NQN))
-		return false;	/* in no subsystem: nobody can join it */
-	snprintf(dir, sizeof(dir), "%s/class/nvme", t->sysfs[0] ? t->sysfs : "/sys");
-	d = opendir(dir);
-	if (!d)
-		return true;
-	while (!found && (de = readdir(d))) {
-		char ns_name[VWC_NAME_LEN];
-
-		if (vwc_name_classify(de->d_name, ns_name, sizeof(ns_name)) !=
-			    VWC_KIND_CTRL ||
-		    vwc_topo_find_ctrl(t, de->d_name) >= 0 ||
-		    is_other(t, de->d_name))
-			continue;
-		snprintf(ctrl_dir, sizeof(ctrl_dir), "%s/%.31s", dir, de->d_name);
-		read_attr(ctrl_dir, "subsysnqn", nqn, sizeof(nqn));
-		found = !strcmp(nqn, first->subsysnqn);
+	if (sc->slot) {
+		for (h = name_hash(name) & sc->mask; sc->slot[h];
+		     h = (h + 1) & sc->mask)
+			if (!strcmp(t->ns[sc->slot[h] - 1].name, name))
+				return &t->ns[sc->slot[h] - 1];
+	} else {
+		i = vwc_topo_find_ns(t, name);
+		if (i >= 0)
+			return &t->ns[i];
 	}
-	closedir(d);
-	return found;
-}
-
-static struct vwc_ns *get_ns(struct vwc_topo *t, const char *name)
-{
-	struct vwc_ns *arr;
-	int i = vwc_topo_find_ns(t, name);
-
-	if (i >= 0)
-		return &t->ns[i];
-	arr = realloc(t->ns, (t->nr_ns + 1) * sizeof(*arr));
-	if (!arr)
-		return NULL;
-	t->ns = arr;
-	memset(&arr[t->nr_ns], 0, sizeof(*arr));
-	arr[t->nr_ns].no_vwc = VWC_TRI_UNKNOWN;
-	snprintf(arr[t->nr_ns].name, sizeof(arr->name), "%s", name);
-	return &arr[t->nr_ns++];
+	if (t->nr_ns >= sc->cap)
+		return NULL;	/* more than listed: never */
+	ns = &t->ns[t->nr_ns++];
+	memset(ns, 0, sizeof(*ns));
+	ns->no_vwc = VWC_TRI_UNKNOWN;
+	snprintf(ns->name, sizeof(ns->name), "%s", name);
+	if (sc->slot)
+		sc->slot[h] = t->nr_ns;
+	return ns;
 }
 
 /* No limit on paths: what the host has, the decision sees. */
-static int ns_add_ctrl(struct vwc_ns *ns, int c)
+int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 {
 	int *arr;
 
@@ -417,29 +291,44 @@ static void ns_free(struct vwc_ns *ns)
  * (.../nvme/nvme0/nvme0n1, .../nvme/nvme1/nvme0c1n1); a multipath head
  * lives under its subsystem (.../nvme-subsystem/nvme-subsys0/nvme0n1).
  */
-static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+static int cmp_ctrl_name(const void *key, const void *b)
 {
-	char buf[VWC_PATH_LEN], *slash;
-
-	snprintf(buf, sizeof(buf), "%s", syspath);
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	slash = strrchr(buf, '/');
-	return vwc_topo_find_ctrl(t, slash ? slash + 1 : buf);
+	return strverscmp(key, ((const struct vwc_ctrl *)b)->name);
 }
 
-static int add_disk(struct vwc_topo *t, const char *sysname,
+static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+{
+	const char *end = strrchr(syspath, '/'), *start;
+	char name[VWC_NAME_LEN];
+	struct vwc_ctrl *c;
+
+	if (!end)
+		return -1;
+	for (start = end; start > syspath && start[-1] != '/'; start--)
+		;
+	if ((size_t)(end - start) >= sizeof(name))
+		return -1;	/* longer than any controller's name */
+	memcpy(name, start, end - start);
+	name[end - start] = '\0';
+	/* the controllers are sorted by name (vwc_topo_scan_sysfs()) */
+	if (!t->nr_ctrls)
+		return -1;
+	c = bsearch(name, t->ctrls, t->nr_ctrls, sizeof(*t->ctrls),
+		    cmp_ctrl_name);
+	return c ? (int)(c - t->ctrls) : -1;
+}
+
+static int add_disk(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top)
 {
+	struct vwc_topo *t = sc->t;
 	char ns_name[VWC_NAME_LEN];
 	enum vwc_kind kind;
 	struct vwc_ns *ns;
 
 	(void)top;
 	kind = vwc_name_classify(sysname, ns_name, sizeof(ns_name));
-	ns = get_ns(t, ns_name);
+	ns = get_ns(sc, ns_name);
 	if (!ns)
 		return -ENOMEM;
 	if (kind == VWC_KIND_PATH) {
@@ -449,7 +338,7 @@ static int add_disk(struct vwc_topo *t, const char *sysname,
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
 	}
 	/* a multipath head has no controller parent: its paths do */
-	return ns_add_ctrl(ns, parent_ctrl(t, syspath));
+	return vwc_ns_add_ctrl(ns, parent_ctrl(t, syspath));
 }
 
 /*
@@ -564,7 +453,7 @@ static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
 
 struct class_entry {
 	char name[VWC_NAME_LEN];
-	char syspath[VWC_PATH_LEN];
+	char *syspath;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -573,19 +462,48 @@ static int cmp_entry(const void *a, const void *b)
 		      ((const struct class_entry *)b)->syspath);
 }
 
+/* Room in the scan's array for the @n entries listed, and their hash. */
+static int scan_reserve(struct scan *sc, bool ctrls, int n)
+{
+	struct vwc_topo *t = sc->t;
+	unsigned int slots = 1;
+	void *arr;
+
+	if (ctrls) {
+		arr = realloc(t->ctrls, n * sizeof(*t->ctrls));
+		if (!arr)
+			return -ENOMEM;
+		t->ctrls = arr;
+		sc->cap = n;
+		return 0;
+	}
+	arr = realloc(t->ns, n * sizeof(*t->ns));
+	if (!arr)
+		return -ENOMEM;
+	t->ns = arr;
+	sc->cap = n;
+	while (slots < 2 * (unsigned int)n)
+		slots <<= 1;
+	/* without it, found by a walk: slower, the same answer */
+	sc->slot = calloc(slots, sizeof(*sc->slot));
+	sc->mask = slots - 1;
+	return 0;
+}
+
 /*
  * The entries of <sysfs>/class/<class> that name a controller (@ctrls) or
  * a namespace or multipath path (!@ctrls), each as its real path, handed
  * to @add sorted by that path (the order libudev's enumerator gives).
  */
-static int scan_class(struct vwc_topo *t, const char *sysfs,
-		      const char *class, bool ctrls, const struct scope *sc,
-		      int (*add)(struct vwc_topo *, const char *,
-				 const char *, const char *))
+static int scan_class(struct scan *sc, const char *sysfs, const char *class,
+		      bool ctrls,
+		      int (*add)(struct scan *, const char *, const char *,
+				 const char *))
 {
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
+	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
 	struct class_entry *e = NULL, *tmp;
-	int i, n = 0, r = 0;
+	int i, n = 0, cap = 0, r = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -597,7 +515,6 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 	while ((de = readdir(d))) {
 		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
 							sizeof(ns_name));
-		char link[VWC_PATH_LEN];
 		ssize_t len;
 
 		/* partitions, ng nodes and anything else: not looked at */
@@ -606,7 +523,7 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		if (strlen(de->d_name) >= VWC_NAME_LEN)
 			continue;	/* not a name classify accepts */
-		if (sc && !ctrls && !scope_name(sc, de->d_name, kind))
+		if (sc->scope && !ctrls && !scope_name(sc->scope, de->d_name, kind))
 			continue;
 		len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
 		if (len < 0)
@@ -617,35 +534,47 @@ static int scan_class(struct vwc_topo *t, const char *sysfs,
 			continue;
 		}
 		link[len] = '\0';
-		tmp = realloc(e, (n + 1) * sizeof(*e));
-		if (!tmp) {
-			r = -ENOMEM;
-			break;
-		}
-		e = tmp;
-		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
-		len = snprintf(e[n].syspath, sizeof(e[n].syspath), "%s%s%s",
+		len = snprintf(path, sizeof(path), "%s%s%s",
 			       link[0] == '/' ? "" : dir,
 			       link[0] == '/' ? "" : "/", link);
-		if (len < 0 || (size_t)len >= sizeof(e[n].syspath)) {
+		if (len < 0 || (size_t)len >= sizeof(path)) {
 			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
-				dir, de->d_name, sizeof(e[n].syspath) - 1);
+				dir, de->d_name, sizeof(path) - 1);
 			continue;
 		}
-		normalize_path(e[n].syspath);
-		if (sc && ctrls && !scope_ctrl(sc, e[n].syspath)) {
-			r = add_other(t, e[n].name);
+		normalize_path(path);
+		if (sc->scope && ctrls && !scope_ctrl(sc->scope, path)) {
+			r = add_other(sc->t, de->d_name);
 			if (r)
 				break;
 			continue;
 		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tmp = realloc(e, cap * sizeof(*e));
+			if (!tmp) {
+				r = -ENOMEM;
+				break;
+			}
+			e = tmp;
+		}
+		e[n].syspath = strdup(path);
+		if (!e[n].syspath) {
+			r = -ENOMEM;
+			break;
+		}
+		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
 		n++;
 	}
 	closedir(d);
-	if (!r && n)
+	if (!r && n) {
 		qsort(e, n, sizeof(*e), cmp_entry);
+		r = scan_reserve(sc, ctrls, n);
+	}
 	for (i = 0; !r && i < n; i++)
-		r = add(t, e[i].name, e[i].syspath, top);
+		r = add(sc, e[i].name, e[i].syspath, top);
+	for (i = 0; i < n; i++)
+		free(e[i].syspath);
 	free(e);
 	return r;
 }
@@ -662,28 +591,32 @@ static int cmp_ns(const void *a, const void *b)
 			  ((const struct vwc_ns *)b)->name);
 }
 
-static int scan(const char *sysfs, struct vwc_topo *t, struct scope *sc)
+static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope)
 {
+	struct scan sc = { .t = t, .scope = scope };
+	void *arr;
 	int r, i;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
-	r = scan_class(t, sysfs, "nvme", true, sc, add_ctrl);
+	r = scan_class(&sc, sysfs, "nvme", true, add_ctrl);
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
 	if (t->nr_ctrls)	/* qsort(NULL, 0) is undefined (UBSan) */
 		qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
-	if (sc)
-		scope_numbers(sc, t);
-	r = scan_class(t, sysfs, "block", false, sc, add_disk);
+	if (scope)
+		scope_numbers(scope, t);
+	sc.cap = 0;
+	r = scan_class(&sc, sysfs, "block", false, add_disk);
+	free(sc.slot);
 	if (r)
 		goto fail;
 	/* drop path nodes whose head is gone (being removed), and in a
 	 * scoped scan what turned out not to be in scope */
 	for (i = 0; i < t->nr_ns; i++) {
 		if (!t->ns[i].syspath[0] ||
-		    (sc && !scope_keeps(sc, t, &t->ns[i]))) {
+		    (scope && !scope_keeps(scope, t, &t->ns[i]))) {
 			ns_free(&t->ns[i]);
 			/* the last entry moves into the hole, its slot is cleared */
 			t->ns[i] = t->ns[--t->nr_ns];
@@ -691,8 +624,13 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *sc)
 			i--;
 		}
 	}
-	if (t->nr_ns)
+	if (t->nr_ns) {
+		/* room was made for every entry listed, paths too */
+		arr = realloc(t->ns, t->nr_ns * sizeof(*t->ns));
+		if (arr)
+			t->ns = arr;
 		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
+	}
 	/* no active namespace list read yet: a peer may reach any */
 	vwc_topo_link_reach(t);
 	for (i = 0; i < t->nr_ctrls; i++)

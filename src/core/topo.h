@@ -243,6 +243,15 @@ int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
 		       const char *const *nqns, int nr);
 
 /**
+ * vwc_ns_add_ctrl() - count a controller among a namespace's
+ * @ns:		namespace
+ * @c:		controller index (nothing when negative or already there)
+ *
+ * Return: 0, or -ENOMEM (@ns as it was).
+ */
+int vwc_ns_add_ctrl(struct vwc_ns *ns, int c);
+
+/**
  * vwc_topo_free() - free what vwc_topo_scan() allocated
  * @t:	topology
  */

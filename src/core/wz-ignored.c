@@ -74,14 +74,22 @@ bool vwc_wz_ctrl_ignored(const char *sysfs, const struct vwc_topo *t, int ci,
 	const struct vwc_ctrl *c = &t->ctrls[ci];
 	char path[VWC_PATH_LEN + 16], real[PATH_MAX], how[300];
 	char (*ns)[VWC_NAME_LEN];
+	ssize_t ln;
 	struct vwc_wz_seen s;
 	const char *b;
 	int i, n = 0;
 
+	/* the PCI function's address: the link's last component (one
+	 * readlink, where realpath() reads every component of the path) */
 	snprintf(path, sizeof(path), "%s/device", c->syspath);
-	if (realpath(path, real) && (b = strrchr(real, '/')) &&
-	    strchr(b, ':') && vwc_wz_marked(b + 1, why, len))
-		return true;
+	ln = readlink(path, real, sizeof(real) - 1);
+	if (ln > 0) {
+		real[ln] = '\0';
+		b = strrchr(real, '/');
+		b = b ? b + 1 : real;
+		if (strchr(b, ':') && vwc_wz_marked(b, why, len))
+			return true;
+	}
 	if (!c->has_kernel_quirks ||
 	    !vwc_quirk_has(c->kernel_quirks, VWC_QUIRK_DWZ))
 		return false;
