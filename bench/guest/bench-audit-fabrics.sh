@@ -15,53 +15,10 @@
 . /vwc/guest/lib.sh
 REPS=${VWC_BENCH_REPS:-5}
 S=64 K=16
-for a in $(cat /proc/cmdline); do
-	case $a in
-	vwc.fs_subsys=*) S=${a#*=} ;;
-	vwc.fs_ns=*) K=${a#*=} ;;
-	esac
-done
-M=/lib/modules/$(uname -r)
 setup_fail() { fail "bench-audit-fabrics: setup" "$1"; finish; exit 1; }
-grep -q '/nvme-loop\.ko$' "$M/modules.load" 2>/dev/null ||
-	setup_fail "no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
-
-mount -t configfs none /sys/kernel/config 2>/dev/null
-NB=/sys/kernel/config/nullb/nullbwc
-mkdir "$NB" && echo 1024 >"$NB/size" && echo 1 >"$NB/memory_backed" &&
-	echo 16 >"$NB/cache_size" && echo 1 >"$NB/power" ||
-	setup_fail "null_blk with a cache refused"
-WCDEV=nullbwc
-[ -b /dev/$WCDEV ] || WCDEV=nullb$(cat "$NB/index")
-[ -b /dev/$WCDEV ] || setup_fail "no null_blk disk with a cache"
-
-T=/sys/kernel/config/nvmet
-for p in 1 2; do
-	mkdir "$T/ports/$p" && echo loop >"$T/ports/$p/addr_trtype" &&
-		echo "$p" >"$T/ports/$p/addr_traddr" || setup_fail "port $p"
-done
-s=1
-while [ $s -le $S ]; do
-	SS=$T/subsystems/nqn.2026-12.org.vwc:a$s
-	mkdir "$SS" && echo 1 >"$SS/attr_allow_any_host" || setup_fail "subsystem $s"
-	n=1
-	while [ $n -le $K ]; do
-		mkdir "$SS/namespaces/$n" || setup_fail "namespace $s/$n"
-		if [ $((n % 2)) = 1 ]; then dev=/dev/nullb0; else dev=/dev/$WCDEV; fi
-		printf %s "$dev" >"$SS/namespaces/$n/device_path" &&
-			echo 1 >"$SS/namespaces/$n/enable" ||
-			setup_fail "namespace $s/$n on $dev"
-		n=$((n + 1))
-	done
-	for p in 1 2; do
-		ln -s "$SS" "$T/ports/$p/subsystems/" || setup_fail "link $s to port $p"
-	done
-	s=$((s + 1))
-done
-mkdir -p /etc/nvme
-hid=$(cat /proc/sys/kernel/random/uuid)
-echo "nqn.2014-08.org.nvmexpress:uuid:$hid" >/etc/nvme/hostnqn
-echo "$hid" >/etc/nvme/hostid
+. /vwc/guest/nvmet-loop.sh
+nl_size
+nl_setup bench-audit-fabrics a 1 2
 
 mkdir -p /etc/udev/rules.d
 echo 'ENV{NVME_VWC_SYNC}="0"' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules

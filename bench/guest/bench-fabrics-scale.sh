@@ -18,20 +18,10 @@
 plan 2
 
 S=32 K=16
-for a in $(cat /proc/cmdline); do
-	case $a in
-	vwc.fs_subsys=*) S=${a#*=} ;;
-	vwc.fs_ns=*) K=${a#*=} ;;
-	esac
-done
-M=/lib/modules/$(uname -r)
 setup_fail() { fail "fabrics-scale: setup" "$1"; finish; exit 1; }
-grep -q '/nvme-loop\.ko$' "$M/modules.load" 2>/dev/null ||
-	setup_fail "no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
-
 . /vwc/guest/nvmet-loop.sh
-nl_backing && nl_subsystems s "$S" "$K" 1 || setup_fail "$NL_ERR"
-nl_hostnqn
+nl_size
+nl_setup fabrics-scale s 1
 
 BIN=$(command -v nvme-vwc-sync)
 start_udev >/dev/null 2>&1 || setup_fail "udevd"

@@ -23,14 +23,9 @@
 plan 11
 
 S=64 K=16 STORM_S=8 STORM_N=10
-M=/lib/modules/$(uname -r)
 setup_fail() { fail "fabrics-1024: setup" "$1"; finish; exit 1; }
-grep -q '/nvme-loop\.ko$' "$M/modules.load" 2>/dev/null ||
-	setup_fail "no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
-
 . /vwc/guest/nvmet-loop.sh
-nl_backing && nl_subsystems a $S $K 1 2 || setup_fail "$NL_ERR"
-nl_hostnqn
+nl_setup fabrics-1024 a 1 2
 
 # udevd in the foreground of a background job, its warnings kept
 mkdir -p /run/udev

@@ -18,6 +18,14 @@
 #                        several namespaces share one backing device
 #                        (opened shared)
 #   nl_hostnqn           /etc/nvme/hostnqn and hostid made; $HOSTNQN, $HOSTID
+#   nl_size              $S and $K from vwc.fs_subsys=S and vwc.fs_ns=K on
+#                        the kernel command line, if there (benchmarks)
+#   nl_setup WHO PREFIX PORT...
+#                        all of the above for $S subsystems of $K: the
+#                        kernel's nvme-loop checked, the backing devices,
+#                        the subsystems on the ports, the host NQN; on a
+#                        failure "WHO: setup" fails with the reason and the
+#                        guest test ends
 
 NL_ERR=''
 CFG=/sys/kernel/config
@@ -71,4 +79,27 @@ nl_hostnqn() {
 	HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$HOSTID
 	echo "$HOSTNQN" >/etc/nvme/hostnqn
 	echo "$HOSTID" >/etc/nvme/hostid
+}
+
+nl_size() {
+	for _a in $(cat /proc/cmdline); do
+		case $_a in
+		vwc.fs_subsys=*) S=${_a#*=} ;;
+		vwc.fs_ns=*) K=${_a#*=} ;;
+		esac
+	done
+}
+
+nl_setup() {
+	_who=$1 _pre=$2
+	shift 2
+	if ! grep -q '/nvme-loop\.ko$' "/lib/modules/$(uname -r)/modules.load" 2>/dev/null; then
+		NL_ERR="no nvme-loop in $(uname -r) (boot 7.2-generic-io)"
+	elif nl_backing && nl_subsystems "$_pre" "$S" "$K" "$@"; then
+		nl_hostnqn
+		return 0
+	fi
+	fail "$_who: setup" "$NL_ERR"
+	finish
+	exit 1
 }
