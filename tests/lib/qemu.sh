@@ -89,7 +89,7 @@ vq_forward() {
 #   VQ_TOTAL     seconds of the last attempt
 #   VQ_ATTEMPTS  boots made
 #   VQ_RC        QEMU's exit status
-#   VQ_CPU       host CPU seconds QEMU used in the last attempt, every
+#   VQ_CPU_S     host CPU seconds QEMU used in the last attempt, every
 #                thread (as last read while it ran: up to 0.2 s short)
 # While QEMU runs, VQ_QPID is its pid (for the caller's EXIT trap), then ''.
 # QEMU's own output goes to LOG.qemu. Returns 0 when VQ_STATUS is ok.
@@ -98,7 +98,7 @@ vq_boot() {
 	local wpid t0 t st ticks f
 	shift 7
 	[ "${1:-}" = -- ] && shift
-	VQ_STATUS=noinit VQ_BOOT=- VQ_ATTEMPTS=0 VQ_RC=0 VQ_TOTAL=0 VQ_CPU=0
+	VQ_STATUS=noinit VQ_BOOT=- VQ_ATTEMPTS=0 VQ_RC=0 VQ_TOTAL=0 VQ_CPU_S=0
 	while [ "$VQ_STATUS" = noinit ] && [ "$VQ_ATTEMPTS" -lt 2 ]; do
 		VQ_ATTEMPTS=$((VQ_ATTEMPTS + 1))
 		if [ "$VQ_ATTEMPTS" -gt 1 ]; then
@@ -143,7 +143,7 @@ vq_boot() {
 		VQ_QPID=
 		wait "$wpid" 2>/dev/null || true
 		VQ_TOTAL=$(vq_elapsed "$t0")
-		VQ_CPU=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')
+		VQ_CPU_S=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t / hz }')
 		if [ "$VQ_STATUS" = running ]; then
 			if grep -aqF -- "$marker" "$log"; then
 				VQ_STATUS=ok

@@ -270,7 +270,7 @@ run_suite() {
 		cat "$blog.qemu" >>"$work/qemu.log" 2>/dev/null
 		for a in "$blog".attempt*; do [ ! -e "$a" ] || cat "$a" >>"$log"; done
 		cat "$blog" >>"$log"
-		log "$name: boot $boot: $status after $VQ_TOTAL s ($VQ_ATTEMPTS attempt(s), QEMU CPU $VQ_CPU s)"
+		log "$name: boot $boot: $status after $VQ_TOTAL s ($VQ_ATTEMPTS attempt(s), QEMU CPU $VQ_CPU_S s)"
 		[ "$status" = ok ] || break
 		grep -aq 'VWC-TEST: DONE' "$log" && break
 		grep -aq "VWC-INFO: .*powering off for boot $((boot + 1))" "$log" || { status=stopped; break; }

@@ -69,4 +69,13 @@ t "outside CI: no skip fails" [ "$SKIPS_BAD" = 0 ]
 printf '%s\n' 'ok 3 - promtool: fleet serial logs # SKIP no fleet log given' >"$T/skips.out"
 CI=true skips_judge fleet "$T/skips.out" 1 >"$T/out"
 t "under CI: a TAP skip is judged too" [ "$SKIPS_BAD" = 1 ]
+# vq_boot's figures leave the caller's settings alone: the system suite
+# builds every variant's QEMU command from VQ_CPU, the -cpu model (the
+# host CPU seconds in the same name made each later variant's QEMU fail
+# with "unable to find CPU model '0.0'")
+cpu0=$VQ_CPU
+vq_boot "$T/vq.log" "$T/vq.sock" "$T" 'never' 5 5 '' -- bash -c 'sleep 0.3' x >/dev/null 2>&1
+t "vq_boot keeps VQ_CPU, the -cpu model ($cpu0, got $VQ_CPU)" [ "$VQ_CPU" = "$cpu0" ]
+t "vq_boot says QEMU's CPU seconds apart (VQ_CPU_S $VQ_CPU_S)" \
+	bash -c '[[ $1 =~ ^[0-9]+\.[0-9]$ ]]' _ "$VQ_CPU_S"
 tap_done

@@ -298,7 +298,7 @@ status=$VQ_STATUS
 if [ "$status" != ok ] && [ -s "$log.qemu" ]; then
 	sed 's/^/run-vm: qemu: /' "$log.qemu" >&2
 fi
-echo "VWC-RUN: status=$status boot=$VQ_BOOT total=$VQ_TOTAL attempts=$VQ_ATTEMPTS cpu=$VQ_CPU log=$log"
+echo "VWC-RUN: status=$status boot=$VQ_BOOT total=$VQ_TOTAL attempts=$VQ_ATTEMPTS cpu=$VQ_CPU_S log=$log"
 case $status in
 ok) exit 0 ;;
 timeout) exit 2 ;;
