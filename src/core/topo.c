@@ -129,7 +129,7 @@ struct scope;
 
 struct scan {
 	struct vwc_topo *t;
-	struct scope *scope;	/* vwc_topo_scan_nqns(): what is looked at */
+	const struct scope *scope; /* vwc_topo_scan_nqns(): what is looked at */
 	int cap;		/* room in t->ctrls or t->ns, by phase */
 	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
 	unsigned int mask;	/* slots - 1 (a power of two) */
@@ -144,12 +144,19 @@ static unsigned int name_hash(const char *s)
 	return h;
 }
 
+static bool scope_ctrl(const struct scope *sc, const char *syspath);
+static int add_other(struct vwc_topo *t, const char *name);
+
 static int add_ctrl(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top)
 {
 	struct vwc_topo *t = sc->t;
 	char pci[VWC_PATH_LEN];
 	struct vwc_ctrl *c;
+
+	/* a scoped scan: another subsystem's, only remembered */
+	if (sc->scope && !scope_ctrl(sc->scope, syspath))
+		return add_other(t, sysname);
 
 	if (t->nr_ctrls >= sc->cap)
 		return -ENOMEM;	/* more than listed: never */
@@ -543,12 +550,6 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			continue;
 		}
 		normalize_path(path);
-		if (sc->scope && ctrls && !scope_ctrl(sc->scope, path)) {
-			r = add_other(sc->t, de->d_name);
-			if (r)
-				break;
-			continue;
-		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
 			tmp = realloc(e, cap * sizeof(*e));
