@@ -82,7 +82,7 @@ build_commit="$(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --qu
 work=$(mktemp -d)
 lpid=''
 trap '[ -z "$lpid" ] || kill "$lpid" 2>/dev/null; rm -rf "$work"' EXIT
-bash tests/vm/mkinitramfs.sh "$work/initrd.gz" "$DEST" >/dev/null
+bash tests/vm/mkinitramfs.sh --fio "$work/initrd.cpio" "$DEST" >/dev/null
 for name in "${names[@]}"; do
 	guest=bench/guest/bench-$name.sh
 	[ -f "$guest" ] || { echo "bench: no $guest" >&2; exit 2; }
@@ -101,7 +101,7 @@ for name in "${names[@]}"; do
 	(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$work/load" &
 	lpid=$!
 	t0=$(date -u '+%Y-%m-%d %H:%M UTC')
-	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.gz" -k "$ktag" -l "$log" -t "${to:-3600}" \
+	run=$(bash tests/vm/run-vm.sh -i "$work/initrd.cpio" -k "$ktag" -l "$log" -t "${to:-3600}" \
 		-a "${VWC_BENCH_APPEND:+ $VWC_BENCH_APPEND}" "$guest" | tail -n 1) || true
 	kill "$lpid"
 	wait "$lpid" 2>/dev/null || true

@@ -24,8 +24,8 @@ meson compile -C "$BUILD" >/dev/null
 rm -rf "$BUILD/destdir"
 DESTDIR=$BUILD/destdir meson install -C "$BUILD" --quiet >/dev/null
 mkdir -p "$BUILD/demo"
-bash tests/vm/mkinitramfs.sh "$BUILD/demo/initramfs.cpio.gz" "$BUILD/destdir"
+bash tests/vm/mkinitramfs.sh "$BUILD/demo/initramfs.cpio" "$BUILD/destdir"
 echo "demo: booting Linux $KERNEL under QEMU (software emulation, about 10 s)" >&2
-bash tests/vm/run-vm.sh -f -k "$KERNEL" -i "$BUILD/demo/initramfs.cpio.gz" \
+bash tests/vm/run-vm.sh -f -k "$KERNEL" -i "$BUILD/demo/initramfs.cpio" \
 	-l "$BUILD/demo/serial.log" tests/vm/guest/demo.sh |
 	grep -v '^VWC-\(INIT\|TEST: DONE\|RUN\)'

@@ -108,7 +108,7 @@ for fx in "${!fx_tags[@]}"; do
 	bash "$HERE/fixture-$fx.sh" $(printf '%s\n' ${fx_tags[$fx]} | sort -u) ||
 		echo "vm: fixture $fx not made: the cases that name it will fail" >&2
 done
-bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio.gz" "$DESTDIR_IN"
+bash "$HERE/mkinitramfs.sh" "$LOGDIR/initramfs.cpio" "$DESTDIR_IN"
 
 # one_run RUN NAMES: boot one case on one kernel; its report lines go to
 # stdout, the last one "COUNT passed failed skipped"; its passed checks to
@@ -121,7 +121,7 @@ one_run() {
 	name=$(basename "$f" .sh)
 	p="[$k] $name:"
 	log="$LOGDIR/$k-$name.log"
-	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio.gz" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
+	res=$(bash "$HERE/run-vm.sh" -i "$LOGDIR/initramfs.cpio" -k "$k" -l "$log" "$f" | tail -n 1) || rc=$?
 
 	: >"$names.run"
 	vq_results "$log" "$p" "$names.run"
