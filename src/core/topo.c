@@ -37,6 +37,40 @@ static bool parse_num(const char **p, unsigned int *out)
 	return true;
 }
 
+/*
+ * "nvme<inst>" or "nvme<inst>n<nsid>" into @dst of @len, cut as snprintf()
+ * would: without snprintf(), which cost a scan of class/block more than
+ * the rest of its work on every entry.
+ */
+static void put_name(char *dst, size_t len, unsigned int inst, bool ns,
+		     unsigned int nsid)
+{
+	char buf[32], digits[12];
+	size_t n = 4, k;
+	int pass;
+
+	memcpy(buf, "nvme", 4);
+	for (pass = 0; pass < (ns ? 2 : 1); pass++) {
+		unsigned int v = pass ? nsid : inst;
+
+		if (pass)
+			buf[n++] = 'n';
+		k = 0;
+		do {
+			digits[k++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		while (k)
+			buf[n++] = digits[--k];
+	}
+	if (!len)
+		return;
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(dst, buf, n);
+	dst[n] = '\0';
+}
+
 enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len)
 {
 	unsigned int inst, cntlid, nsid, part;
@@ -56,7 +90,7 @@ enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len)
 	if (!*p) {
 		if (generic)
 			return VWC_KIND_NONE;
-		snprintf(ns_name, len, "nvme%u", inst);
+		put_name(ns_name, len, inst, false, 0);
 		return VWC_KIND_CTRL;
 	}
 	if (*p == 'c' && !generic) {
@@ -66,7 +100,7 @@ enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len)
 		p++;
 		if (!parse_num(&p, &nsid) || *p)
 			return VWC_KIND_NONE;
-		snprintf(ns_name, len, "nvme%un%u", inst, nsid);
+		put_name(ns_name, len, inst, true, nsid);
 		return VWC_KIND_PATH;
 	}
 	if (*p != 'n')
@@ -74,7 +108,7 @@ enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len)
 	p++;
 	if (!parse_num(&p, &nsid))
 		return VWC_KIND_NONE;
-	snprintf(ns_name, len, "nvme%un%u", inst, nsid);
+	put_name(ns_name, len, inst, true, nsid);
 	if (!*p)
 		return generic ? VWC_KIND_GENERIC : VWC_KIND_NS;
 	if (*p == 'p' && !generic) {
@@ -658,11 +692,13 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
 	struct class_entry *e = NULL, *tmp;
 	int i, n = 0, cap = 0, r = 0;
+	size_t dlen;
 	struct dirent *de;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
+	dlen = strlen(dir);
 	d = opendir(dir);
 	if (!d)		/* no NVMe driver loaded: nothing to find */
 		return errno == ENOENT ? 0 : -errno;
@@ -686,10 +722,14 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			continue;
 		}
 		link[len] = '\0';
-		len = snprintf(path, sizeof(path), "%s%s%s",
-			       link[0] == '/' ? "" : dir,
-			       link[0] == '/' ? "" : "/", link);
-		if (len < 0 || (size_t)len >= sizeof(path)) {
+		/* <dir>/<link>, or <link> if absolute (no snprintf() a link) */
+		if (link[0] == '/') {
+			memcpy(path, link, len + 1);
+		} else if (dlen + 1 + (size_t)len < sizeof(path)) {
+			memcpy(path, dir, dlen);
+			path[dlen] = '/';
+			memcpy(path + dlen + 1, link, len + 1);
+		} else {
 			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
 				dir, de->d_name, sizeof(path) - 1);
 			continue;
