@@ -537,25 +537,36 @@ struct jw {
 	bool any[16];	/* by level: a member or an item written */
 };
 
+/* the stream is locked once for the document (print_json()) */
+static void jw_put(struct jw *w, const char *p, size_t n)
+{
+	fwrite_unlocked(p, 1, n, w->out);
+}
+
+static void jw_puts(struct jw *w, const char *p)
+{
+	jw_put(w, p, strlen(p));
+}
+
 static void jw_indent(struct jw *w, int level)
 {
-	fputc('\n', w->out);
-	for (; level > 0; level--)
-		fputs("  ", w->out);
+	static const char sp[] = "\n                                ";
+
+	jw_put(w, sp, 1 + (size_t)(level > 0 ? 2 * level : 0));
 }
 
 /* the separator and indentation before a member or an array item */
 static void jw_next(struct jw *w)
 {
 	if (w->any[w->level])
-		fputc(',', w->out);
+		fputc_unlocked(',', w->out);
 	w->any[w->level] = true;
 	jw_indent(w, w->level);
 }
 
 static void jw_open(struct jw *w, char c)
 {
-	fputc(c, w->out);
+	fputc_unlocked(c, w->out);
 	if (w->level < (int)(sizeof(w->any) / sizeof(w->any[0])) - 1)
 		w->any[++w->level] = false;
 }
@@ -566,13 +577,15 @@ static void jw_close(struct jw *w, char c)
 	if (w->any[w->level] || c == ']')
 		jw_indent(w, w->level - 1);
 	w->level--;
-	fputc(c, w->out);
+	fputc_unlocked(c, w->out);
 }
 
 static void jw_key(struct jw *w, const char *k)
 {
 	jw_next(w);
-	fprintf(w->out, "\"%s\": ", k);
+	fputc_unlocked('"', w->out);
+	jw_puts(w, k);
+	jw_put(w, "\": ", 3);
 }
 
 /* a string as json-c escapes it (with '/' left as it is) */
@@ -581,7 +594,7 @@ static void jw_str(struct jw *w, const char *v)
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)v, *run = p;
 
-	fputc('"', w->out);
+	fputc_unlocked('"', w->out);
 	for (; *p; p++) {
 		const char *e = NULL;
 		char u[7];
@@ -597,16 +610,20 @@ static void jw_str(struct jw *w, const char *v)
 		default:
 			if (*p >= ' ')
 				continue;
-			snprintf(u, sizeof(u), "\\u00%c%c", hex[*p >> 4],
-				 hex[*p & 0xf]);
+			u[0] = '\\';
+			u[1] = 'u';
+			u[2] = u[3] = '0';
+			u[4] = hex[*p >> 4];
+			u[5] = hex[*p & 0xf];
+			u[6] = '\0';
 			e = u;
 		}
-		fwrite(run, 1, p - run, w->out);
-		fputs(e, w->out);
+		jw_put(w, (const char *)run, p - run);
+		jw_puts(w, e);
 		run = p + 1;
 	}
-	fwrite(run, 1, p - run, w->out);
-	fputc('"', w->out);
+	jw_put(w, (const char *)run, p - run);
+	fputc_unlocked('"', w->out);
 }
 
 static void jw_kstr(struct jw *w, const char *k, const char *v)
@@ -621,14 +638,14 @@ static void jw_kstr_or_null(struct jw *w, const char *k, const char *v)
 	if (v && *v)
 		jw_str(w, v);
 	else
-		fputs("null", w->out);
+		jw_put(w, "null", 4);
 }
 
 static void jw_ktri(struct jw *w, const char *k, enum vwc_tri t)
 {
 	jw_key(w, k);
-	fputs(t == VWC_TRI_UNKNOWN ? "null" : t == VWC_TRI_YES ? "true" :
-	      "false", w->out);
+	jw_puts(w, t == VWC_TRI_UNKNOWN ? "null" : t == VWC_TRI_YES ? "true" :
+		"false");
 }
 
 /* list_json()'s array: the words of @list, cut where it cuts them */
@@ -669,12 +686,12 @@ static void ctrl_jw(struct jw *w, const struct vwc_ctrl *c)
 	if (c->has_kernel_quirks)
 		jw_list(w, c->kernel_quirks);
 	else
-		fputs("null", w->out);
+		jw_put(w, "null", 4);
 	jw_key(w, "write_zeroes_quirk_ignored");
 	if (c->wz_ignored)
 		jw_str(w, c->wz_ignored_why);
 	else
-		fputs("null", w->out);
+		jw_put(w, "null", 4);
 	jw_kstr_or_null(w, "error", c->errmsg);
 	jw_close(w, '}');
 }
@@ -700,7 +717,7 @@ static void ns_jw(struct jw *w, const struct vwc_run *r,
 	jw_kstr(w, "action", vwc_action_str(ns->action));
 	jw_kstr(w, "reason", vwc_reason_str(ns->decision.reason));
 	jw_key(w, "drift");
-	fputs(vwc_ns_drift(ns) ? "true" : "false", w->out);
+	jw_puts(w, vwc_ns_drift(ns) ? "true" : "false");
 	jw_kstr_or_null(w, "error", ns->errmsg);
 	jw_close(w, '}');
 }
@@ -711,12 +728,13 @@ static void print_json(const struct vwc_run *r, FILE *out)
 	struct jw w = { .out = out };
 	int i;
 
+	flockfile(out);
 	jw_open(&w, '{');
 	jw_key(&w, "schema_version");
-	fputs("1", out);
+	jw_puts(&w, "1");
 	jw_kstr(&w, "command", r->command);
 	jw_key(&w, "dry_run");
-	fputs(r->dry_run ? "true" : "false", out);
+	jw_puts(&w, r->dry_run ? "true" : "false");
 	jw_key(&w, "host");
 	jw_open(&w, '{');
 	jw_kstr(&w, "cpu_vendor", vwc_cpu_vendor());
@@ -757,7 +775,8 @@ static void print_json(const struct vwc_run *r, FILE *out)
 	}
 	jw_close(&w, ']');
 	jw_close(&w, '}');
-	fputc('\n', out);
+	fputc_unlocked('\n', out);
+	funlockfile(out);
 }
 
 void vwc_report_print(const struct vwc_run *r, enum vwc_format fmt,
