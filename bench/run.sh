@@ -34,7 +34,10 @@
 #   modules than with the quirk in the patched modules' table, in one
 #   boot: -k 7.2-generic-patched or 6.1-generic-patched; about 12 min),
 #   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
-#   namespaces: -k 7.2-generic-io; about 12 min under TCG).
+#   namespaces: -k 7.2-generic-io; about 12 min under TCG), audit-scale
+#   (where audit -o json's time goes over 1,025 PCIe namespaces; 1 min)
+#   and audit-fabrics (the same over nvme-loop, 63 x 16 namespaces, two
+#   paths each: -k 7.2-generic-io; about 8 min).
 #   bench/README.md lists them with their results.
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.

@@ -11,8 +11,7 @@
 
 #define HYGON_KERNEL_HAS_IT "Hygon CPU: this kernel's nvme driver turns IRQ completion batching off on Hygon itself (it carries the kernel patch 'nvme-pci: Fix performance regression with completion batching for Hygon processors'): nothing to do."
 
-/* the advisory for this host: what the kernel does, where it can tell */
-static const char *hygon_advisory(void)
+const char *vwc_hygon_advisory(void)
 {
 	return vwc_cpu_kernel_unbatched() == 1 ? HYGON_KERNEL_HAS_IT :
 						 HYGON_ADVISORY;
@@ -25,18 +24,6 @@ bool vwc_ns_drift(const struct vwc_ns *ns)
 		return false;
 	return ns->decision.mode != VWC_MODE_NONE &&
 	       ns->after != ns->decision.mode;
-}
-
-static struct json_object *list_json(const char *list)
-{
-	struct json_object *a = json_object_new_array();
-	char buf[256], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",\n ", &save); tok;
-	     tok = strtok_r(NULL, ",\n ", &save))
-		json_object_array_add(a, json_object_new_string(tok));
-	return a;
 }
 
 int vwc_format_parse(const char *s, enum vwc_format *fmt)
@@ -70,7 +57,7 @@ const char *vwc_action_str(enum vwc_action a)
 	}
 }
 
-static const char *override_str(enum vwc_override o)
+const char *vwc_override_str(enum vwc_override o)
 {
 	switch (o) {
 	case VWC_OVERRIDE_WRITE_BACK:
@@ -80,130 +67,6 @@ static const char *override_str(enum vwc_override o)
 	default:
 		return "auto";
 	}
-}
-
-static struct json_object *tri_json(enum vwc_tri t)
-{
-	if (t == VWC_TRI_UNKNOWN)
-		return NULL;
-	return json_object_new_boolean(t == VWC_TRI_YES);
-}
-
-static struct json_object *str_or_null(const char *s)
-{
-	return s && *s ? json_object_new_string(s) : NULL;
-}
-
-static void add_str(struct json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, json_object_new_string(v ? v : ""));
-}
-
-static struct json_object *ctrl_json(const struct vwc_ctrl *c)
-{
-	struct json_object *o = json_object_new_object();
-
-	add_str(o, "name", c->name);
-	add_str(o, "model", c->model);
-	add_str(o, "serial", c->serial);
-	add_str(o, "firmware", c->firmware);
-	add_str(o, "transport", c->transport);
-	json_object_object_add(o, "subsysnqn", str_or_null(c->subsysnqn));
-	json_object_object_add(o, "pci_id", str_or_null(c->pci_id));
-	json_object_object_add(o, "vwc_present", tri_json(c->facts.present));
-	add_str(o, "wce", vwc_tri_wce_str(c->facts.wce));
-	json_object_object_add(o, "backup_failed",
-			       tri_json(c->facts.backup_failed));
-	add_str(o, "override", override_str(c->facts.override));
-	add_str(o, "recommended", vwc_mode_str(c->decision.mode));
-	add_str(o, "reason", vwc_reason_str(c->decision.reason));
-	json_object_object_add(o, "irq_coalescing", str_or_null(c->irqc));
-	json_object_object_add(o, "quirks_hwdb", list_json(c->hwdb_quirks));
-	json_object_object_add(o, "quirks_kernel", c->has_kernel_quirks ?
-			       list_json(c->kernel_quirks) : NULL);
-	/* null, or why the kernel ignores disable_write_zeroes on it */
-	json_object_object_add(o, "write_zeroes_quirk_ignored",
-			       c->wz_ignored ?
-			       json_object_new_string(c->wz_ignored_why) : NULL);
-	json_object_object_add(o, "error", str_or_null(c->errmsg));
-	return o;
-}
-
-static struct json_object *ns_json(const struct vwc_run *r,
-				   const struct vwc_ns *ns)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *ctrls = json_object_new_array();
-	int i;
-
-	add_str(o, "name", ns->name);
-	for (i = 0; i < ns->nr_ctrl; i++)
-		json_object_array_add(ctrls, json_object_new_string(
-				r->topo.ctrls[ns->ctrl[i]].name));
-	json_object_object_add(o, "controllers", ctrls);
-	add_str(o, "write_cache_before", vwc_mode_str(ns->before));
-	add_str(o, "write_cache_after", vwc_mode_str(ns->after));
-	json_object_object_add(o, "ns_no_volatile_cache",
-			       tri_json(ns->no_vwc));
-	add_str(o, "recommended", vwc_mode_str(ns->decision.mode));
-	add_str(o, "action", vwc_action_str(ns->action));
-	add_str(o, "reason", vwc_reason_str(ns->decision.reason));
-	json_object_object_add(o, "drift",
-			       json_object_new_boolean(vwc_ns_drift(ns)));
-	json_object_object_add(o, "error", str_or_null(ns->errmsg));
-	return o;
-}
-
-struct json_object *vwc_report_json(const struct vwc_run *r)
-{
-	struct json_object *root = json_object_new_object();
-	struct json_object *ctrls = json_object_new_array();
-	struct json_object *nss = json_object_new_array();
-	struct json_object *errs = json_object_new_array();
-	int i;
-
-	if (!root || !ctrls || !nss || !errs) {
-		json_object_put(root);
-		json_object_put(ctrls);
-		json_object_put(nss);
-		json_object_put(errs);
-		return NULL;
-	}
-	json_object_object_add(root, "schema_version",
-			       json_object_new_int(1));
-	add_str(root, "command", r->command);
-	json_object_object_add(root, "dry_run",
-			       json_object_new_boolean(r->dry_run));
-	for (i = 0; i < r->topo.nr_ctrls; i++)
-		if (r->topo.ctrls[i].probed)
-			json_object_array_add(ctrls,
-					      ctrl_json(&r->topo.ctrls[i]));
-	for (i = 0; i < r->topo.nr_ns; i++)
-		if (r->topo.ns[i].wanted)
-			json_object_array_add(nss,
-					      ns_json(r, &r->topo.ns[i]));
-	for (i = 0; i < r->nr_errs; i++) {
-		struct json_object *e = json_object_new_object();
-
-		add_str(e, "device", r->errs[i].device);
-		add_str(e, "error", r->errs[i].msg);
-		json_object_array_add(errs, e);
-	}
-	{
-		struct json_object *host = json_object_new_object();
-		struct json_object *adv = json_object_new_array();
-
-		add_str(host, "cpu_vendor", vwc_cpu_vendor());
-		if (vwc_cpu_is_hygon())
-			json_object_array_add(adv,
-				json_object_new_string(hygon_advisory()));
-		json_object_object_add(host, "advisories", adv);
-		json_object_object_add(root, "host", host);
-	}
-	json_object_object_add(root, "controllers", ctrls);
-	json_object_object_add(root, "namespaces", nss);
-	json_object_object_add(root, "errors", errs);
-	return root;
 }
 
 static const char *cache_str(const struct vwc_ctrl *c)
@@ -518,7 +381,7 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 			fprintf(out, "  %s: error: %s\n", c->name, c->errmsg);
 	}
 	if (vwc_cpu_is_hygon())
-		fprintf(out, "advisory: %s\n", hygon_advisory());
+		fprintf(out, "advisory: %s\n", vwc_hygon_advisory());
 	free(start);
 	free(idx);
 }
@@ -526,8 +389,6 @@ static void print_audit(const struct vwc_run *r, FILE *out)
 void vwc_report_print(const struct vwc_run *r, enum vwc_format fmt,
 		      FILE *out)
 {
-	struct json_object *o;
-
 	if (fmt == VWC_FMT_PROMETHEUS) {
 		print_prometheus(r, out);
 		return;
@@ -540,11 +401,5 @@ void vwc_report_print(const struct vwc_run *r, enum vwc_format fmt,
 		print_normal(r, out);
 		return;
 	}
-	o = vwc_report_json(r);
-	if (!o)
-		return;
-	fprintf(out, "%s\n", json_object_to_json_string_ext(o,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+	vwc_report_print_json(r, out);
 }

@@ -511,11 +511,13 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
 	struct class_entry *e = NULL, *tmp;
 	int i, n = 0, cap = 0, r = 0;
+	size_t dlen;
 	struct dirent *de;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
+	dlen = strlen(dir);
 	d = opendir(dir);
 	if (!d)		/* no NVMe driver loaded: nothing to find */
 		return errno == ENOENT ? 0 : -errno;
@@ -541,10 +543,14 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			continue;
 		}
 		link[len] = '\0';
-		len = snprintf(path, sizeof(path), "%s%s%s",
-			       link[0] == '/' ? "" : dir,
-			       link[0] == '/' ? "" : "/", link);
-		if (len < 0 || (size_t)len >= sizeof(path)) {
+		/* <dir>/<link>, or <link> if absolute (no snprintf() a link) */
+		if (link[0] == '/') {
+			memcpy(path, link, len + 1);
+		} else if (dlen + 1 + (size_t)len < sizeof(path)) {
+			memcpy(path, dir, dlen);
+			path[dlen] = '/';
+			memcpy(path + dlen + 1, link, len + 1);
+		} else {
 			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
 				dir, de->d_name, sizeof(path) - 1);
 			continue;

@@ -120,6 +120,40 @@ int main(void)
 	   !strcmp(json_object_get_string(json_object_array_get_idx(v, 0)),
 		   "nvme0"), "namespace controllers");
 
+	/* every member report.h's schema names, in the writer's objects */
+	{
+		static const char *const top[] = { "schema_version", "command",
+			"dry_run", "host", "controllers", "namespaces", "errors" };
+		static const char *const ck[] = { "name", "model", "serial",
+			"firmware", "transport", "subsysnqn", "pci_id",
+			"vwc_present", "wce", "backup_failed", "override",
+			"recommended", "reason", "irq_coalescing", "quirks_hwdb",
+			"quirks_kernel", "write_zeroes_quirk_ignored", "error" };
+		static const char *const nk[] = { "name", "controllers",
+			"write_cache_before", "write_cache_after",
+			"ns_no_volatile_cache", "recommended", "action",
+			"reason", "drift", "error" };
+		struct json_object *h = NULL;
+		size_t k, miss = 0;
+
+		for (k = 0; k < sizeof(top) / sizeof(top[0]); k++)
+			miss += !json_object_object_get_ex(back, top[k], NULL);
+		for (k = 0; k < sizeof(ck) / sizeof(ck[0]); k++)
+			miss += !json_object_object_get_ex(c0, ck[k], NULL) +
+				!json_object_object_get_ex(c1, ck[k], NULL);
+		for (k = 0; k < sizeof(nk) / sizeof(nk[0]); k++)
+			miss += !json_object_object_get_ex(n0, nk[k], NULL);
+		miss += !json_object_object_get_ex(back, "host", &h) ||
+			!json_object_object_get_ex(h, "cpu_vendor", NULL) ||
+			!json_object_object_get_ex(h, "advisories", NULL);
+		ok(miss == 0 && json_object_object_length(c0) ==
+		   (int)(sizeof(ck) / sizeof(ck[0])) &&
+		   json_object_object_length(n0) ==
+		   (int)(sizeof(nk) / sizeof(nk[0])),
+		   "every member of the schema, and no other (%zu missing)",
+		   miss);
+	}
+
 	ok(json_object_object_get_ex(back, "errors", &a) &&
 	   json_object_array_length(a) == 1, "one error");
 	is_str(get_str(json_object_array_get_idx(a, 0), "device"), "/dev/null",
@@ -127,6 +161,71 @@ int main(void)
 
 	json_object_put(o);
 	json_object_put(back);
+
+	/*
+	 * What -o json prints is written as the report is walked: byte for
+	 * byte json-c's text of the tree, here with every kind of value
+	 * (escapes, control bytes, a slash, UTF-8, nulls, lists, empty ones)
+	 */
+	{
+		static int two[] = { 0, 1 };
+		char *mem = NULL, *want;
+		size_t len = 0;
+		FILE *f;
+
+		strcpy(ctrls[0].hwdb_quirks, "disable_write_zeroes,other");
+		ctrls[0].has_kernel_quirks = true;
+		strcpy(ctrls[0].kernel_quirks, "a\nb c");
+		ctrls[0].wz_ignored = true;
+		strcpy(ctrls[0].wz_ignored_why, "tab\there/slash \\ \x01\x1f \xc3\xa9");
+		strcpy(ctrls[0].subsysnqn, "nqn.2014-08.org.nvmexpress:uuid/x");
+		strcpy(ctrls[1].irqc, "threshold 1 time 2: set");
+		ctrls[1].has_kernel_quirks = true;	/* an empty list */
+		ns[1].wanted = true;
+		ns[1].ctrl = two;
+		ns[1].nr_ctrl = 2;
+		ns[1].no_vwc = VWC_TRI_YES;
+		strcpy(ns[1].errmsg, "cannot read \"x\"\r\b\f");
+		r.dry_run = true;
+		o = vwc_report_json(&r);
+		want = o ? strdup(json_object_to_json_string_ext(o,
+				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+				JSON_C_TO_STRING_NOSLASHESCAPE)) : NULL;
+		f = open_memstream(&mem, &len);
+		if (f) {
+			vwc_report_print(&r, VWC_FMT_JSON, f);
+			fclose(f);
+		}
+		ok(want && mem && len == strlen(want) + 1 &&
+		   !strncmp(mem, want, len - 1) && mem[len - 1] == '\n',
+		   "-o json: json-c's text of the report, then a newline (%zu bytes)",
+		   len);
+		if (want && mem && strncmp(mem, want, strlen(want)))
+			fprintf(stderr, "# want:\n%s\n# got:\n%s", want, mem);
+		free(want);
+		free(mem);
+		json_object_put(o);
+		r.nr_errs = 0;
+		o = vwc_report_json(&r);
+		want = o ? strdup(json_object_to_json_string_ext(o,
+				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+				JSON_C_TO_STRING_NOSLASHESCAPE)) : NULL;
+		mem = NULL;
+		f = open_memstream(&mem, &len);
+		if (f) {
+			vwc_report_print(&r, VWC_FMT_JSON, f);
+			fclose(f);
+		}
+		ok(want && mem && len == strlen(want) + 1 &&
+		   !strncmp(mem, want, len - 1),
+		   "-o json: the same with no error (an empty list)");
+		free(want);
+		free(mem);
+		json_object_put(o);
+		r.nr_errs = 1;
+		r.dry_run = false;
+		ns[1].wanted = false;
+	}
 
 	/* Prometheus text: every sample line in the exposition grammar */
 	{

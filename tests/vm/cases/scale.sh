@@ -10,7 +10,9 @@
 # No fixed limits: 4 controllers x 256 namespaces (1 MiB each) and
 # a probe controller with one namespace, all WCE off. With udevd running,
 # the sidecar must watch all 1025 namespaces (its log says how many) and put
-# every one in write through, `nvme-vwc-sync audit` must list them all, and
+# every one in write through, `nvme-vwc-sync audit` must list them all,
+# `audit -o json` over them must take at most 1000 ms (best of 3; or 10
+# process starts of the same binary measured beside it, if more), and
 # a raw WCE toggle on the probe controller must be handled in about the same
 # time as once the four big controllers are unbound from the driver (a
 # 1-namespace machine in the same boot): p50 at most twice the 1-namespace
@@ -19,7 +21,7 @@
 # plain write_cache writes (shell loop, next to each toggle): p50 at most
 # 2x + 100 ms.
 . /vwc/guest/lib.sh
-plan 11
+plan 12
 N=${VWC_SCALE_TOGGLES:-10}
 # toggle pairs on a 256-namespace controller, each beside two shell loops
 # of 256 writes (about 17 s a pair under TCG; 5 until 2026-12-01, cut for
@@ -67,12 +69,36 @@ case $line in
 *) fail "scale: the sidecar watches all namespaces" "its log: '$line'" ;;
 esac
 
-t0=$(/usr/bin/date +%s%N)
-nvme-vwc-sync audit -o json >/tmp/audit.json 2>/tmp/audit.err
-rc=$?
-info "scale: audit -o json took $((($(/usr/bin/date +%s%N) - t0) / 1000000)) ms, exit $rc"
+# audit -o json over the 1,025: three runs, each beside a process start
+# of the same binary (audit --help), the host's load being what it is
+ms_of() { _t0=$(/usr/bin/date +%s%N); "$@"; ms_since "$_t0"; }
+audit_json() { nvme-vwc-sync audit -o json >/tmp/audit.json 2>/tmp/audit.err; echo $? >/tmp/audit.rc; }
+audit_help() { nvme-vwc-sync audit --help >/dev/null 2>&1; }
+aud='' hlp=''
+for i in 1 2 3; do
+	aud="$aud $(ms_of audit_json)"
+	hlp="$hlp $(ms_of audit_help)"
+done
+rc=$(cat /tmp/audit.rc)
+best() { echo "$@" | tr ' ' '\n' | grep . | sort -n | head -n 1; }
+ab=$(best $aud) hb=$(best $hlp)
+info "scale: audit -o json over $NNS namespaces took$aud ms (best $ab), exit $rc; a process start (audit --help)$hlp ms (best $hb)"
 check_eq "scale: audit lists 5 controllers and $NNS namespaces" \
 	"$(jq -r '[(.controllers | length), (.namespaces | length)] | map(tostring) | join(" ")' /tmp/audit.json 2>&1)" "5 $NNS"
+# Under TCG (2-core host at load 3 to 5, shared): 265 ms median for a
+# build without coverage counters, against 384 ms for the build before
+# the scan found namespaces by hash and made its arrays once (the bench
+# audit-scale, interleaved in one boot); 440 ms best of 3 here (this
+# build's counters, the sidecar running). The bound: 1000 ms (the goal,
+# about 2x that), or 10 process starts if that is more (a host loaded
+# further slows both alike).
+lim=1000
+[ $((10 * hb)) -le "$lim" ] || lim=$((10 * hb))
+if [ "$ab" -le "$lim" ]; then
+	pass "scale: audit -o json over $NNS namespaces in $ab ms (bound $lim ms)"
+else
+	fail "scale: audit -o json over $NNS namespaces" "best of 3 $ab ms, over the bound of $lim ms (process start $hb ms)"
+fi
 t0=$(/usr/bin/date +%s%N)
 n=$(nvme-vwc-sync audit 2>/dev/null | grep -oE 'nvme[0-9]+n[0-9]+' | sort -u | command wc -l)
 info "scale: audit (table) took $((($(/usr/bin/date +%s%N) - t0) / 1000000)) ms"
