@@ -483,7 +483,7 @@ int cmd_watch(int argc, char **argv)
 			vwc_src_read_udev(&wr.src, &wr.model, wr.src.kmon, true);
 		if (wr.src.mon)
 			vwc_src_read_udev(&wr.src, &wr.model, wr.src.mon, false);
-		if (wr.model.rescan_at)
+		if (wr.model.rescan_at || wr.model.recheck)
 			wr.model.rescan = true;
 		wr.model.lock_retry = 0;	/* this pass is the last */
 		work(&wr, &uw, &next_net, period);

@@ -143,7 +143,7 @@ bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 		schedule_settle(c, now);
 		c->arm_smart = true;
 		/* a reset or reconnect may bring multipath paths: no uevent */
-		w->rescan = true;
+		w->recheck = true;
 	}
 	return true;
 }
@@ -514,7 +514,8 @@ void vwc_model_note_close(struct vwc_model *w, const char *name,
 		each_reacher(w, name, gathered ? close_later : read_wce, now);
 }
 
-void vwc_model_note_ns_added(struct vwc_model *w, double now)
+/* a scan once the adds pause, or the first has waited long enough */
+static void gather(struct vwc_model *w, double now)
 {
 	double max = VWC_MODEL_ADD_MAX_S;
 
@@ -525,6 +526,27 @@ void vwc_model_note_ns_added(struct vwc_model *w, double now)
 	w->rescan_at = now + VWC_MODEL_ADD_QUIET_S;
 	if (w->rescan_at > w->rescan_first + max)
 		w->rescan_at = w->rescan_first + max;
+}
+
+void vwc_model_note_ns_added(struct vwc_model *w, double now)
+{
+	gather(w, now);
+}
+
+bool vwc_model_wt_at_stake(const struct vwc_model *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ns; i++)
+		if (w->ns[i].expected == VWC_MODE_WRITE_THROUGH &&
+		    w->ns[i].no_vwc != VWC_TRI_YES)
+			return true;
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (w->ctrl[i].known &&
+		    vwc_policy_decide(&w->ctrl[i].facts).mode ==
+		    VWC_MODE_WRITE_THROUGH)
+			return true;
+	return false;
 }
 
 void vwc_model_rescanned(struct vwc_model *w, double cost)
@@ -563,7 +585,7 @@ double vwc_model_timers(struct vwc_model *w, double now)
 				c->full = true;
 				/* the kernel rewrites 0Bh when it resets */
 				c->arm_smart = true;
-				w->rescan = true;
+				w->recheck = true;
 			} else {
 				due_min(&due, c->settle[j]);
 			}
@@ -588,6 +610,13 @@ double vwc_model_timers(struct vwc_model *w, double now)
 		} else {
 			due_min(&due, c->pending_since + VWC_MODEL_PENDING_S);
 		}
+	}
+	if (w->recheck) {
+		w->recheck = false;
+		if (vwc_model_wt_at_stake(w))
+			w->rescan = true;
+		else
+			gather(w, now);
 	}
 	if (w->rescan_at && w->rescan_at <= now)
 		w->rescan = true;

@@ -38,8 +38,14 @@
  * for VWC_MODEL_ADD_QUIET_S, and at the latest VWC_MODEL_ADD_MAX_S (or
  * four times the last scan's own time, if longer) after the first. A new
  * namespace starts in the kernel's mode, write back wherever a cache may
- * be on, so the wait costs speed, never safety; controllers and paths,
- * which can call for write back, are scanned at once.
+ * be on, so the wait costs speed, never safety. Controllers and paths
+ * (an add, a reset or reconnect, the re-checks after them) can call for
+ * write back: they are scanned at once while a namespace's write through
+ * rests on a controller's cache being off (vwc_model_wt_at_stake()), and
+ * gathered with the adds while none does (every namespace in write back,
+ * or in write through by its own "no volatile write cache" bit, which no
+ * controller changes: an array's controllers over fabrics, a connect of a
+ * hundred subsystems, each scanned once or twice, not five times).
  */
 #define VWC_MODEL_ADD_QUIET_S	0.1
 #define VWC_MODEL_ADD_MAX_S	1.0
@@ -195,6 +201,8 @@ struct vwc_model_ops {
  * @ops:	effects
  * @arg:	for the caller (the sources and the acting part)
  * @rescan:	the topology must be discovered again
+ * @recheck:	controllers or paths may have come or changed: a rescan at
+ *		once or gathered (vwc_model_timers(), vwc_model_wt_at_stake())
  * @publish:	something was seen: the textfile is to be rewritten
  * @ctrl:	the controllers watched
  * @nr_ctrl:	how many
@@ -221,6 +229,7 @@ struct vwc_model {
 	struct vwc_wns *ns;
 	int nr_ns;
 	bool rescan;
+	bool recheck;
 	bool publish;
 	bool attach;
 	double lock_retry;
@@ -320,6 +329,20 @@ void vwc_model_note_close(struct vwc_model *w, const char *name,
  * @w->rescan then.
  */
 void vwc_model_note_ns_added(struct vwc_model *w, double now);
+
+/**
+ * vwc_model_wt_at_stake() - may a controller call a namespace back to write back
+ * @w:	model
+ *
+ * True while a watched namespace is in write through (as last written or
+ * found) other than by its own "no volatile write cache" bit, or a known
+ * controller's facts make write through (its namespaces are in it, or
+ * about to be): a path that joins, or a controller that comes back, may
+ * bring a cache that is on to such a namespace, and must be seen at once.
+ *
+ * Return: true if a controller or path change is to be scanned at once.
+ */
+bool vwc_model_wt_at_stake(const struct vwc_model *w);
 
 /**
  * vwc_model_rescanned() - the topology was scanned again

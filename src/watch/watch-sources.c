@@ -306,9 +306,10 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			 * namespace's adds gathered: watch-model.h) */
 			if (kind == VWC_KIND_NS && !strcmp(action, "add"))
 				vwc_model_note_ns_added(w, now_s());
-			else if (kind == VWC_KIND_CTRL ||
-				 kind == VWC_KIND_NS || kind == VWC_KIND_PATH)
+			else if (kind == VWC_KIND_NS)
 				w->rescan = true;
+			else if (kind == VWC_KIND_CTRL || kind == VWC_KIND_PATH)
+				w->recheck = true;
 			/* a controller: nvme_core is loaded now; one known
 			 * already (an add replayed by udevadm trigger) looks
 			 * again in full */
@@ -326,7 +327,7 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			 */
 			if (!vwc_model_note_ctrl(w, name, true, event || !aen,
 						 now_s()))
-				w->rescan = true;
+				w->recheck = true;
 		} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
 			vwc_model_note_ns(w, name);
 		}

@@ -98,7 +98,7 @@ static void clear_marks(struct vwc_model *w)
 
 	for (i = 0; i < w->nr_ctrl; i++)
 		w->ctrl[i].full = w->ctrl[i].wce = w->ctrl[i].arm_smart = false;
-	w->rescan = false;
+	w->rescan = w->recheck = false;
 }
 
 static void know(struct vwc_wctrl *c, enum vwc_tri present, enum vwc_tri wce)
@@ -138,7 +138,12 @@ int main(void)
 	ok(due > 0.29 && due < 0.31 && !w.rescan,
 	   "a new controller: re-checks scheduled (its paths come later)");
 	vwc_model_timers(&w, 0.35);
-	ok(c0->full && w.rescan, "a new controller's re-check: full look and rescan");
+	ok(c0->full && !w.recheck && !w.rescan && w.rescan_at > 0.44 &&
+	   w.rescan_at < 0.46,
+	   "a new controller's re-check, nothing in write through: full look, rescan gathered");
+	vwc_model_timers(&w, 0.46);
+	ok(w.rescan, "a new controller's re-check: the gathered rescan");
+	vwc_model_rescanned(&w, 0);
 
 	/* 5: the same name, another kernel object */
 	clear_marks(&w);
@@ -361,15 +366,16 @@ int main(void)
 
 	/* settle after a reset: re-checks, SMART events, a rescan */
 	ok(vwc_model_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&
-	   c2->arm_smart && w.rescan, "reset: full look, SMART armed, rescan");
+	   c2->arm_smart && w.recheck,
+	   "reset: full look, SMART armed, the topology re-checked");
 	ok(!vwc_model_note_ctrl(&w, "nvme9", false, false, 20),
 	   "unknown controller: caller rescans");
 	clear_marks(&w);
 	due = vwc_model_timers(&w, 20.1);
 	ok(due > 20.29 && due < 20.31 && !c2->full, "settle: first re-check at 0.3 s");
 	vwc_model_timers(&w, 20.4);
-	ok(c2->full && c2->arm_smart && w.rescan,
-	   "settle: re-check fired with SMART and rescan");
+	ok(c2->full && c2->arm_smart && (w.rescan || w.rescan_at),
+	   "settle: re-check fired with SMART and a rescan");
 
 	/* 3: a controller that does not open yet */
 	clear_marks(&w);
@@ -540,6 +546,47 @@ int main(void)
 	   "closes: the controller reads WCE once, when due");
 	vwc_model_timers(&w, 71.1);
 	ok(c2->wce && !c2->close_at, "closes: a controller's own node the same way");
+
+	/*
+	 * controllers and paths: a rescan at once while a namespace's write
+	 * through rests on a cache being off, else gathered with the adds
+	 */
+	vwc_model_rescanned(&w, 0);
+	clear_marks(&w);
+	for (i = 0; i < w.nr_ctrl; i++)
+		know(&w.ctrl[i], VWC_TRI_YES, VWC_TRI_YES);
+	for (i = 0; i < w.nr_ns; i++) {
+		w.ns[i].expected = VWC_MODE_WRITE_BACK;
+		w.ns[i].no_vwc = VWC_TRI_NO;
+	}
+	ok(!vwc_model_wt_at_stake(&w),
+	   "at stake: nothing, every cache on and every namespace in write back");
+	w.recheck = true;
+	vwc_model_timers(&w, 80);
+	ok(!w.recheck && !w.rescan && w.rescan_at > 80.09 &&
+	   w.rescan_at < 80.11, "a re-check with nothing at stake: gathered");
+	vwc_model_rescanned(&w, 0);
+	w.ns[0].expected = VWC_MODE_WRITE_THROUGH;
+	w.ns[0].no_vwc = VWC_TRI_YES;
+	ok(!vwc_model_wt_at_stake(&w),
+	   "at stake: not a write through by the namespace's own bit");
+	w.ns[0].no_vwc = VWC_TRI_UNKNOWN;
+	ok(vwc_model_wt_at_stake(&w),
+	   "at stake: a write through that a controller's cache could end");
+	w.recheck = true;
+	vwc_model_timers(&w, 81);
+	ok(!w.recheck && w.rescan && !w.rescan_at,
+	   "a re-check with a write through at stake: a rescan at once");
+	w.rescan = false;
+	w.ns[0].expected = VWC_MODE_WRITE_BACK;
+	know(&w.ctrl[1], VWC_TRI_YES, VWC_TRI_NO);
+	ok(vwc_model_wt_at_stake(&w),
+	   "at stake: a controller known with its cache off (its namespaces on their way to write through)");
+	know(&w.ctrl[1], VWC_TRI_NO, VWC_TRI_UNKNOWN);
+	ok(vwc_model_wt_at_stake(&w), "at stake: a controller without a cache");
+	know(&w.ctrl[1], VWC_TRI_YES, VWC_TRI_UNKNOWN);
+	ok(!vwc_model_wt_at_stake(&w),
+	   "at stake: not a cache in an unknown state (write back)");
 
 	vwc_model_note_ns(&w, "nvme0n1");
 	vwc_model_free(&w);
