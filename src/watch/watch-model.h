@@ -43,9 +43,14 @@
  * write back: they are scanned at once while a namespace's write through
  * rests on a controller's cache being off (vwc_model_wt_at_stake()), and
  * gathered with the adds while none does (every namespace in write back,
- * or in write through by its own "no volatile write cache" bit, which no
- * controller changes: an array's controllers over fabrics, a connect of a
- * hundred subsystems, each scanned once or twice, not five times).
+ * or in write through by its own "no volatile write cache" bit, which a
+ * namespace reports the same through every path: an array's controllers
+ * over fabrics, a connect of a hundred subsystems, each scanned once or
+ * twice, not five times). What the wait can cost, at most max(1 s, four
+ * times a scan): a path that joins, through a controller whose cache is
+ * on, a head whose bit another target answered differently (read again
+ * when the scan sees the join), or a head left in write through with no
+ * path at all while the sidecar started (no controller to judge it by).
  */
 #define VWC_MODEL_ADD_QUIET_S	0.1
 #define VWC_MODEL_ADD_MAX_S	1.0
