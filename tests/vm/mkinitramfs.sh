@@ -257,7 +257,7 @@ cp -a "$base" "$root"
 # /usr/local/bin, linked against the host's C library, which the image
 # carries; cached by their sources and the compiler.
 tflags=(-O2 -Wall)
-tkey=$({ cat "$HERE"/tools/*.c; gcc --version | head -n 1; echo "${tflags[*]}"; } | sha256sum | cut -c1-16)
+tkey=$({ cat "$HERE"/tools/*.c; gcc --version | head -n 1; ldd --version | head -n 1; echo "${tflags[*]}"; } | sha256sum | cut -c1-16)
 tools="$CACHE/tools-$tkey"
 if [ ! -d "$tools" ]; then
 	ttmp=$(mktemp -d "$CACHE/tools.XXXXXX")
