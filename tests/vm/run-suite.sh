@@ -10,6 +10,8 @@
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
+#   VWC_JOBS_IDLE one guest more while the host's CPU was at least this
+#                 share idle (percent) over the last 10 s (default 0: never)
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -154,6 +156,29 @@ one_run() {
 # printed whole when it ends.
 jobs=${VWC_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# Many guests sleep much of their time (a timer, a settle, a safety net):
+# two of them can leave a core idle. VWC_JOBS_IDLE gives one guest more
+# while the host was that idle over the last 10 s (looked at every 10 s;
+# a tick process wakes the loop), measured, so that a host busy with
+# other work (the test command's background lane) gets no more guests.
+idle_min=${VWC_JOBS_IDLE:-0}
+[ "$idle_min" -ge 0 ] 2>/dev/null || idle_min=0
+extra=0 tick_pid='' stat_prev=''
+# host_idle: the idle share (percent) of the host's CPU since the last call
+host_idle() {
+	local cur busy idle pb pi a b c e f g h
+	read -r _ a b c idle e f g h _ </proc/stat
+	busy=$((a + b + c + e + f + g + h))
+	cur="$busy $idle"
+	if [ -z "$stat_prev" ]; then
+		stat_prev=$cur
+		echo 0
+		return
+	fi
+	read -r pb pi <<<"$stat_prev"
+	stat_prev=$cur
+	echo $(((idle - pi) * 100 / ((busy - pb) + (idle - pi) + 1)))
+}
 resdir=$(mktemp -d "${TMPDIR:-/tmp}/vwc-suite.XXXXXX")
 trap 'rm -rf "$resdir"' EXIT
 passed=0 failed=0 skipped=0
@@ -172,11 +197,21 @@ report() { # IDX: print a finished run's report and add its counts
 declare -A running=()
 next=0
 while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
-	while [ "$next" -lt "${#runs[@]}" ] && [ "${#running[@]}" -lt "$jobs" ]; do
+	while [ "$next" -lt "${#runs[@]}" ] && [ "${#running[@]}" -lt $((jobs + extra)) ]; do
 		one_run "${runs[$next]}" "$resdir/names.$next" >"$resdir/$next" 2>&1 &
 		running[$!]=$next
 		next=$((next + 1))
 	done
+	if [ "$idle_min" -gt 0 ] && [ "$next" -lt "${#runs[@]}" ] &&
+		{ [ -z "$tick_pid" ] || ! kill -0 "$tick_pid" 2>/dev/null; }; then
+		[ -z "$tick_pid" ] || wait "$tick_pid" 2>/dev/null || true
+		extra=0
+		[ -z "$tick_pid" ] || [ "$(host_idle)" -lt "$idle_min" ] || extra=1
+		[ -n "$tick_pid" ] || host_idle >/dev/null
+		sleep 10 &
+		tick_pid=$!
+		[ "$extra" = 0 ] || [ "${#running[@]}" -ge $((jobs + extra)) ] || continue
+	fi
 	wait -n || true
 	for pid in "${!running[@]}"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -186,6 +221,7 @@ while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 		fi
 	done
 done
+[ -z "$tick_pid" ] || kill "$tick_pid" 2>/dev/null || true
 
 # each run's total for the next suite's order (runs of this one replace
 # their earlier lines)
