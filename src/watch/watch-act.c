@@ -470,6 +470,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 			continue;
 		n->expected = tn->kernel_held ? tn->after : tn->decision.mode;
 		n->no_vwc = tn->no_vwc;
+		n->own_bit = tn->no_vwc == VWC_TRI_YES;
 	}
 }
 

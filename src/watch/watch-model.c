@@ -152,7 +152,8 @@ void vwc_model_note_gone(struct vwc_model *w, const char *name)
 {
 	struct vwc_wctrl *c = vwc_model_find_ctrl(w, name);
 
-	w->rescan = true;
+	/* fewer controllers call for no write back: gathered unless at stake */
+	w->recheck = true;
 	if (!c)
 		return;
 	vwc_info("%s: removed", name);
@@ -260,6 +261,7 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			n->ident = ident;
 			n->no_vwc = VWC_TRI_UNKNOWN;
 			n->expected = VWC_MODE_NONE;
+			n->own_bit = false;
 			vwc_model_note_ns(w, n->name);
 		}
 		if (n) {
@@ -287,6 +289,7 @@ void vwc_model_sync(struct vwc_model *w, double now)
 		n->ident = ident;
 		n->no_vwc = VWC_TRI_UNKNOWN;
 		n->expected = VWC_MODE_NONE;
+		n->own_bit = false;
 		snprintf(n->name, sizeof(n->name), "%s", t->ns[i].name);
 		if (w->ops && w->ops->ns_added)
 			w->ops->ns_added(w, n->name);
@@ -539,7 +542,7 @@ bool vwc_model_wt_at_stake(const struct vwc_model *w)
 
 	for (i = 0; i < w->nr_ns; i++)
 		if (w->ns[i].expected == VWC_MODE_WRITE_THROUGH &&
-		    w->ns[i].no_vwc != VWC_TRI_YES)
+		    !w->ns[i].own_bit)
 			return true;
 	for (i = 0; i < w->nr_ctrl; i++)
 		if (w->ctrl[i].known &&

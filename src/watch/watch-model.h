@@ -166,6 +166,9 @@ struct vwc_wctrl {
  *		safety net where it says no cache, when a path joins or
  *		leaves, and at a full look of a controller reaching it (a
  *		reset, a reconnect, a new controller)
+ * @own_bit:	@expected came with the namespace's own bit saying no cache
+ *		(write through whatever its controllers report): kept while
+ *		@no_vwc is read again, for vwc_model_wt_at_stake()
  * @seen:	found in the topology of the last vwc_model_sync()
  */
 struct vwc_wns {
@@ -174,6 +177,7 @@ struct vwc_wns {
 	uint64_t paths;
 	uint64_t ident;
 	enum vwc_tri no_vwc;
+	bool own_bit;
 	bool seen;
 };
 
@@ -340,7 +344,8 @@ void vwc_model_note_ns_added(struct vwc_model *w, double now);
  * @w:	model
  *
  * True while a watched namespace is in write through (as last written or
- * found) other than by its own "no volatile write cache" bit, or a known
+ * found) other than by its own "no volatile write cache" bit (as last
+ * read: the bit is read again after a path joins or leaves), or a known
  * controller's facts make write through (its namespaces are in it, or
  * about to be): a path that joins, or a controller that comes back, may
  * bring a cache that is on to such a namespace, and must be seen at once.

@@ -167,8 +167,8 @@ int main(void)
 
 	/* remove event: forgotten at once, before any rescan */
 	vwc_model_note_gone(&w, "nvme0");
-	ok(gone == 2 && !vwc_model_find_ctrl(&w, "nvme0") && w.rescan,
-	   "remove: forgotten at once, rescan asked");
+	ok(gone == 2 && !vwc_model_find_ctrl(&w, "nvme0") && w.recheck,
+	   "remove: forgotten at once, the topology re-checked");
 	vwc_model_sync(&w, 3);
 	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(c0 && c0->full && !c0->known && added == 5,
@@ -558,6 +558,7 @@ int main(void)
 	for (i = 0; i < w.nr_ns; i++) {
 		w.ns[i].expected = VWC_MODE_WRITE_BACK;
 		w.ns[i].no_vwc = VWC_TRI_NO;
+		w.ns[i].own_bit = false;
 	}
 	ok(!vwc_model_wt_at_stake(&w),
 	   "at stake: nothing, every cache on and every namespace in write back");
@@ -568,9 +569,13 @@ int main(void)
 	vwc_model_rescanned(&w, 0);
 	w.ns[0].expected = VWC_MODE_WRITE_THROUGH;
 	w.ns[0].no_vwc = VWC_TRI_YES;
+	w.ns[0].own_bit = true;
 	ok(!vwc_model_wt_at_stake(&w),
 	   "at stake: not a write through by the namespace's own bit");
 	w.ns[0].no_vwc = VWC_TRI_UNKNOWN;
+	ok(!vwc_model_wt_at_stake(&w),
+	   "at stake: nor while its bit is read again (a path joined)");
+	w.ns[0].own_bit = false;
 	ok(vwc_model_wt_at_stake(&w),
 	   "at stake: a write through that a controller's cache could end");
 	w.recheck = true;
