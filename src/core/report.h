@@ -88,7 +88,8 @@ const char *vwc_hygon_advisory(void);
  * @r:		run
  * @out:	stream
  *
- * Written as the run is walked, in json-c's pretty text, then a newline.
+ * Written as the run is walked, in one pretty text on every distribution
+ * (report-json.c), then a newline.
  */
 void vwc_report_print_json(const struct vwc_run *r, FILE *out);
 

@@ -163,13 +163,21 @@ int main(void)
 	json_object_put(back);
 
 	/*
-	 * What -o json prints is written as the report is walked: byte for
-	 * byte json-c's text of the tree, here with every kind of value
-	 * (escapes, control bytes, a slash, UTF-8, nulls, lists, empty ones)
+	 * What -o json prints is written as the report is walked: JSON that
+	 * json-c reads back whole, every kind of value (escapes, control
+	 * bytes, a slash, UTF-8, nulls, lists, empty ones) as it was, in
+	 * the same pretty text on every distribution (json-c 0.17 and later
+	 * print an empty array in one line; this writer does not follow the
+	 * library's version)
 	 */
 	{
 		static int two[] = { 0, 1 };
-		char *mem = NULL, *want;
+		static const char why[] = "tab\there/slash \\ \x01\x1f \xc3\xa9";
+		static const char err[] = "cannot read \"x\"\r\b\f";
+		struct json_tokener *tok = json_tokener_new();
+		struct json_object *doc = NULL, *cs = NULL, *nss = NULL, *q;
+		struct json_object *c0j = NULL, *c1j = NULL, *ns1 = NULL;
+		char *mem = NULL;
 		size_t len = 0;
 		FILE *f;
 
@@ -177,7 +185,7 @@ int main(void)
 		ctrls[0].has_kernel_quirks = true;
 		strcpy(ctrls[0].kernel_quirks, "a\nb c");
 		ctrls[0].wz_ignored = true;
-		strcpy(ctrls[0].wz_ignored_why, "tab\there/slash \\ \x01\x1f \xc3\xa9");
+		strcpy(ctrls[0].wz_ignored_why, why);
 		strcpy(ctrls[0].subsysnqn, "nqn.2014-08.org.nvmexpress:uuid/x");
 		strcpy(ctrls[1].irqc, "threshold 1 time 2: set");
 		ctrls[1].has_kernel_quirks = true;	/* an empty list */
@@ -185,42 +193,63 @@ int main(void)
 		ns[1].ctrl = two;
 		ns[1].nr_ctrl = 2;
 		ns[1].no_vwc = VWC_TRI_YES;
-		strcpy(ns[1].errmsg, "cannot read \"x\"\r\b\f");
+		strcpy(ns[1].errmsg, err);
 		r.dry_run = true;
-		o = vwc_report_json(&r);
-		want = o ? strdup(json_object_to_json_string_ext(o,
-				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-				JSON_C_TO_STRING_NOSLASHESCAPE)) : NULL;
 		f = open_memstream(&mem, &len);
 		if (f) {
 			vwc_report_print(&r, VWC_FMT_JSON, f);
 			fclose(f);
 		}
-		ok(want && mem && len == strlen(want) + 1 &&
-		   !strncmp(mem, want, len - 1) && mem[len - 1] == '\n',
-		   "-o json: json-c's text of the report, then a newline (%zu bytes)",
+		/* (json-c 0.17's strict mode takes no UTF-8 in strings) */
+		if (tok && mem && len)
+			doc = json_tokener_parse_ex(tok, mem, (int)len - 1);
+		ok(doc && json_tokener_get_parse_end(tok) == len - 1 &&
+		   mem[len - 1] == '\n',
+		   "-o json: JSON read back whole, then a newline (%zu bytes)",
 		   len);
-		if (want && mem && strncmp(mem, want, strlen(want)))
-			fprintf(stderr, "# want:\n%s\n# got:\n%s", want, mem);
-		free(want);
+		/* (json-c 0.18 asserts on a lookup in what is not an array) */
+		if (json_object_object_get_ex(doc, "controllers", &cs) &&
+		    json_object_is_type(cs, json_type_array) &&
+		    json_object_array_length(cs) == 2) {
+			c0j = json_object_array_get_idx(cs, 0);
+			c1j = json_object_array_get_idx(cs, 1);
+		}
+		if (json_object_object_get_ex(doc, "namespaces", &nss) &&
+		    json_object_is_type(nss, json_type_array) &&
+		    json_object_array_length(nss) == 2)
+			ns1 = json_object_array_get_idx(nss, 1);
+		ok(mem && !strncmp(mem, "{\n  \"schema_version\": 1,\n  \"command\": \"sync\",\n", 45) &&
+		   strstr(mem, "\"quirks_kernel\": [\n      ]") &&
+		   strstr(mem, "uuid/x\""),
+		   "-o json: the writer's pretty text (two spaces an indent, an empty list on two lines, '/' as it is)");
+		is_str(c0j ? get_str(c0j, "write_zeroes_quirk_ignored") : "",
+		       why,
+		       "-o json: tab, backslash, control bytes, UTF-8 read back as they were");
+		ok(json_object_object_get_ex(c0j, "quirks_kernel", &q) &&
+		   json_object_is_type(q, json_type_array) &&
+		   json_object_array_length(q) == 3 &&
+		   !strcmp(json_object_get_string(json_object_array_get_idx(q, 2)), "c"),
+		   "-o json: a list cut at newlines and spaces");
+		ok(json_object_object_get_ex(c1j, "quirks_kernel", &q) &&
+		   json_object_is_type(q, json_type_array) &&
+		   json_object_array_length(q) == 0, "-o json: an empty list");
+		is_str(ns1 ? get_str(ns1, "error") : "", err,
+		       "-o json: quote, CR, BS and FF read back as they were");
+		ok(json_object_object_get_ex(ns1, "ns_no_volatile_cache", &q) &&
+		   json_object_get_boolean(q) &&
+		   json_object_object_get_ex(ns1, "controllers", &q) &&
+		   json_object_is_type(q, json_type_array) &&
+		   json_object_array_length(q) == 2,
+		   "-o json: the namespace's own bit, its two controllers");
+		json_object_put(doc);
+		json_tokener_free(tok);
 		free(mem);
-		json_object_put(o);
 		r.nr_errs = 0;
 		o = vwc_report_json(&r);
-		want = o ? strdup(json_object_to_json_string_ext(o,
-				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-				JSON_C_TO_STRING_NOSLASHESCAPE)) : NULL;
-		mem = NULL;
-		f = open_memstream(&mem, &len);
-		if (f) {
-			vwc_report_print(&r, VWC_FMT_JSON, f);
-			fclose(f);
-		}
-		ok(want && mem && len == strlen(want) + 1 &&
-		   !strncmp(mem, want, len - 1),
-		   "-o json: the same with no error (an empty list)");
-		free(want);
-		free(mem);
+		ok(o && json_object_object_get_ex(o, "errors", &q) &&
+		   json_object_is_type(q, json_type_array) &&
+		   json_object_array_length(q) == 0,
+		   "-o json: no error, an empty list (vwc_report_json() reads the text back)");
 		json_object_put(o);
 		r.nr_errs = 1;
 		r.dry_run = false;
