@@ -10,8 +10,9 @@
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
-#   VWC_JOBS_IDLE one guest more while the host's CPU was at least this
-#                 share idle (percent) over the last 10 s (default 0: never)
+#   VWC_JOBS_IDLE one guest more each 10 s the host's CPU was at least this
+#                 share idle (percent), up to twice VWC_JOBS, one fewer each
+#                 10 s it was less than half of it (default 0: never)
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -158,9 +159,11 @@ jobs=${VWC_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # Many guests sleep much of their time (a timer, a settle, a safety net):
 # two of them can leave a core idle. VWC_JOBS_IDLE gives one guest more
-# while the host was that idle over the last 10 s (looked at every 10 s;
-# a tick process wakes the loop), measured, so that a host busy with
-# other work (the test command's background lane) gets no more guests.
+# each time the host was that idle over the last 10 s, up to twice
+# VWC_JOBS, and takes one back each time it was less than half that idle
+# (looked at every 10 s; a tick process wakes the loop): measured, so
+# that a host busy with other work (the test command's background lane)
+# gets no more guests. A guest taken back ends its case; none is stopped.
 idle_min=${VWC_JOBS_IDLE:-0}
 [ "$idle_min" -ge 0 ] 2>/dev/null || idle_min=0
 extra=0 tick_pid='' stat_prev=''
@@ -204,13 +207,21 @@ while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 	done
 	if [ "$idle_min" -gt 0 ] && [ "$next" -lt "${#runs[@]}" ] &&
 		{ [ -z "$tick_pid" ] || ! kill -0 "$tick_pid" 2>/dev/null; }; then
-		[ -z "$tick_pid" ] || wait "$tick_pid" 2>/dev/null || true
-		extra=0
-		[ -z "$tick_pid" ] || [ "$(host_idle)" -lt "$idle_min" ] || extra=1
-		[ -n "$tick_pid" ] || host_idle >/dev/null
+		if [ -z "$tick_pid" ]; then
+			host_idle >/dev/null
+		else
+			wait "$tick_pid" 2>/dev/null || true
+			idle_now=$(host_idle)
+			if [ "$idle_now" -ge "$idle_min" ] && [ "$extra" -lt "$jobs" ] &&
+				[ "${#running[@]}" -ge $((jobs + extra)) ]; then
+				extra=$((extra + 1))
+			elif [ "$idle_now" -lt $((idle_min / 2)) ] && [ "$extra" -gt 0 ]; then
+				extra=$((extra - 1))
+			fi
+		fi
 		sleep 10 &
 		tick_pid=$!
-		[ "$extra" = 0 ] || [ "${#running[@]}" -ge $((jobs + extra)) ] || continue
+		[ "${#running[@]}" -ge $((jobs + extra)) ] || continue
 	fi
 	wait -n || true
 	for pid in "${!running[@]}"; do
