@@ -46,7 +46,9 @@ bool vwc_aside_may_hold(const struct vwc_topo *t, const struct vwc_ns *ns)
 }
 
 int vwc_aside_held(const struct vwc_topo *t, struct vwc_ns *const *nsv,
-		   const struct vwc_decision *dv, int n, bool dry_run)
+		   const struct vwc_decision *dv, int n, bool dry_run,
+		   bool (*reread)(void *arg, const struct vwc_ns *ns),
+		   void *arg)
 {
 	double t0 = 0;
 	int i, failed = 0;
@@ -73,6 +75,17 @@ int vwc_aside_held(const struct vwc_topo *t, struct vwc_ns *const *nsv,
 			if (ns->action != VWC_ACT_FAILED)
 				ns->action = before == ns->after ?
 					     VWC_ACT_UNCHANGED : VWC_ACT_CHANGED;
+			continue;
+		}
+		/*
+		 * a Set Features since the probe may have turned the cache
+		 * off again (an admin's toggles): on WCE read now, the
+		 * kernel's hold can be right
+		 */
+		if (reread && reread(arg, ns) && vwc_aside_may_hold(t, ns)) {
+			vwc_info("%s: its controllers report the cache off again: the kernel's write through stands",
+				 ns->name);
+			ns->action = VWC_ACT_UNCHANGED;
 			continue;
 		}
 		ns->kernel_held = false;

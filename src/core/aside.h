@@ -41,20 +41,27 @@ bool vwc_aside_may_hold(const struct vwc_topo *t, const struct vwc_ns *ns);
  * @dv:		their decisions, in the same order
  * @n:		how many
  * @dry_run:	judge only; no waiting, no writing
+ * @reread:	reads WCE of @ns's controllers again into the topology
+ *		(true if all were read), or NULL
+ * @arg:	for @reread
  *
  * A namespace the kernel holds no write cache for (@ns->kernel_held) may
  * stay so when vwc_aside_may_hold() says so. Otherwise a controller
  * reports its cache enabled or unknown: the kernel's rescan after a Set
  * Features may still be under way, so it gets VWC_ASIDE_GRACE_MS to
  * expose the cache, and the decision is applied again. What still has no
- * write cache then fails, with an error naming the kernel (only a
- * controller reset makes such a kernel read WCE again). In a dry run it
- * is reported as drift (@ns->kernel_held cleared).
+ * write cache then is judged again on WCE read now (@reread: a Set
+ * Features during the wait may have turned the cache off again), and
+ * fails unless that allows the hold, with an error naming the kernel
+ * (only a controller reset makes such a kernel read WCE again). In a dry
+ * run it is reported as drift (@ns->kernel_held cleared).
  *
  * Return: how many namespaces failed.
  */
 int vwc_aside_held(const struct vwc_topo *t, struct vwc_ns *const *nsv,
-		   const struct vwc_decision *dv, int n, bool dry_run);
+		   const struct vwc_decision *dv, int n, bool dry_run,
+		   bool (*reread)(void *arg, const struct vwc_ns *ns),
+		   void *arg);
 
 /**
  * vwc_aside_learn() - note controllers whose kernel honours WCE

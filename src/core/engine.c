@@ -246,6 +246,18 @@ struct vwc_decision vwc_ns_decision(const struct vwc_run *r,
 	return d;
 }
 
+/* vwc_aside_held()'s second look: WCE of @ns's controllers read now */
+static bool reread_wce(void *arg, const struct vwc_ns *ns)
+{
+	struct vwc_run *r = arg;
+	bool all = true;
+	int i;
+
+	for (i = 0; i < ns->nr_ctrl; i++)
+		all &= !vwc_probe_ctrl_wce(r, &r->topo.ctrls[ns->ctrl[i]]);
+	return all;
+}
+
 /*
  * Mark in @again the controllers to read again for @ns: its own, and
  * their peers, one of which may have joined it since the probe.
@@ -447,7 +459,7 @@ int vwc_run_apply(struct vwc_run *r)
 	}
 	failed += vwc_blk_apply_many(nsv, dv, n, r->dry_run);
 	/* write back the kernel refused: may it stand? (aside.h) */
-	failed += vwc_aside_held(t, nsv, dv, n, r->dry_run);
+	failed += vwc_aside_held(t, nsv, dv, n, r->dry_run, reread_wce, r);
 	/* 2. write through under the writers' lock, on facts read under it */
 	if (any) {
 		ret = vwc_lock_take(r->lock_wait_ms);
@@ -490,7 +502,8 @@ int vwc_run_apply(struct vwc_run *r)
 				n++;
 			}
 			failed += vwc_blk_apply_many(nsv, dv, n, false);
-			failed += vwc_aside_held(t, nsv, dv, n, false);
+			failed += vwc_aside_held(t, nsv, dv, n, false,
+						 reread_wce, r);
 			recheck(r);
 			/* the sidecar's fast path wrote write back meanwhile */
 			if (vwc_blk_wb_gen() != gen)
