@@ -190,7 +190,8 @@ check_eq "one path lost: no-cache namespaces write through, the others write bac
 m=$(uevents_mark)
 t0=$(now)
 info "target: $(ctl up=2)"
-fact wait_for "port 2 back: $n live controllers through it" 60 all2
+fact wait_for "port 2 back: $n live controllers through it" 60 all2 ||
+	info "initiator's kernel: $(dmesg | grep -i 'connect\|reconnect\|delet\|remov' | tail -n 6 | tr '\n' ';')"
 info "reconnect: all $n controllers live $(since "$t0") s after the port came back"
 udevadm settle --timeout=30
 log_quiet /tmp/watch.log 20

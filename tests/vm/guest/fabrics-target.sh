@@ -17,7 +17,8 @@
 #                          /sys/block/DEV/stat
 #   /cgi-bin/ctl?down=P    port P's subsystem links removed (its
 #                          controllers go; the initiator reconnects)
-#   /cgi-bin/ctl?up=P      and put back
+#   /cgi-bin/ctl?up=P      and put back (no connect answered while
+#                          the links change: see shut())
 #   /cgi-bin/ctl?done      the target powers off
 . /vwc/guest/lib.sh
 
@@ -71,6 +72,13 @@ cat >/tmp/www/cgi-bin/ctl <<'CGI'
 cfg=/sys/kernel/config/nvmet
 echo "Content-Type: text/plain"
 echo
+# While a port's links change, the port answers no connect: nvmet listens
+# from its first link to its last, and a Connect to a subsystem not (or no
+# longer) linked fails with Do Not Retry, after which a 6.10 or later
+# initiator deletes the controller instead of reconnecting. The initiator's
+# SYN goes unanswered (a prohibit route to it) and is sent again in 1 s.
+shut() { ip route add prohibit "10.0.$(($1 - 1)).2"; }
+open_() { ip route del prohibit "10.0.$(($1 - 1)).2"; }
 case $QUERY_STRING in
 stat)
 	for b in /sys/block/f[tc]*; do
@@ -79,11 +87,15 @@ stat)
 	done ;;
 down=[12])
 	p=${QUERY_STRING#down=}
+	shut "$p"
 	rm -f $cfg/ports/$p/subsystems/*
+	open_ "$p"
 	echo "port $p: $(ls $cfg/ports/$p/subsystems | wc -l) subsystems" ;;
 up=[12])
 	p=${QUERY_STRING#up=}
+	shut "$p"
 	for s in $cfg/subsystems/*; do ln -s "$s" "$cfg/ports/$p/subsystems/${s##*/}"; done
+	open_ "$p"
 	echo "port $p: $(ls $cfg/ports/$p/subsystems | wc -l) subsystems" ;;
 done) touch /tmp/done; echo bye ;;
 *) echo "unknown: $QUERY_STRING" ;;
