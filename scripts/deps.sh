@@ -21,6 +21,9 @@ PKGS=(
 	zlib1g-dev libdbus-1-dev dpkg-dev
 	# man pages (asciidoctor) and their render test (man)
 	asciidoctor man-db
+	# klibc's shell and tools: the init-premount script run as an
+	# initramfs without busybox runs it (tests/unit/test-premount.sh)
+	klibc-utils
 	# tools used by tests, the guest image and the demo
 	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
 	# LVM in the guest (quirks refuses to rebind a physical volume)

@@ -1,0 +1,146 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The initramfs's init-premount script (initramfs-tools; dracut's hook runs
+# the same file) after the tool, run by klibc's shell with klibc's tools
+# only, as an initramfs without busybox has them (no sed, no grep): the
+# logical volumes the tool deactivated and did not report active again are
+# activated by the script, each exactly once and only those; one it cannot
+# activate is named on the console; a controller left unbound is named.
+# Fakes: the tool (its output and its end: an exit status, or SIGKILL),
+# lvm, udevadm, /proc/cmdline, /sys/bus/pci and /dev/kmsg (files under a
+# temporary directory). TAP.
+# Usage: test-premount.sh PREMOUNT
+SRC=${1:?usage: test-premount.sh PREMOUNT}
+KSH=/usr/lib/klibc/bin/sh
+if [ ! -x "$KSH" ]; then
+	echo "1..0 # SKIP klibc's shell missing (Debian package klibc-utils)"
+	exit 0
+fi
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0 failed=0
+t() { # NAME COMMAND...: ok when COMMAND succeeds
+	_name=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $_name"
+	else
+		echo "not ok $n - $_name"
+		for _f in "$T/err" "$T/lvm.log" "$T/kmsg"; do
+			[ -s "$_f" ] && sed "s|^|# ${_f##*/}: |" "$_f"
+		done
+		failed=1
+	fi
+}
+
+# The script with its system paths moved under $T
+mkdir -p "$T/bin" "$T/sys/bus/pci/drivers/nvme" "$T/sys/bus/pci/devices"
+sed -e "s|/[a-z/]*sbin/nvme-vwc-sync|$T/bin/nvme-vwc-sync|g" \
+	-e "s|/proc/cmdline|$T/cmdline|g" -e "s|/sys/bus/pci|$T/sys/bus/pci|g" \
+	-e "s|>/dev/kmsg|>>$T/kmsg|g" "$SRC" >"$T/premount"
+moved() { # no line but a comment names a system path the fakes stand in for
+	! grep -v '^ *#' "$T/premount" | grep -v "$T" |
+		grep -E '/sys/|/proc/|/dev/kmsg|sbin/nvme-vwc-sync' >>"$T/err"
+}
+t "every system path of the script moved under the test's directory" moved
+echo "BOOT_IMAGE=/vmlinuz root=/dev/mapper/vg0-root ro quiet" >"$T/cmdline"
+
+# The tool: prints $T/tool.out, then ends as $T/tool.end says (a status,
+# or kill: SIGKILL to itself); "unbind" first removes the driver link of
+# 0000:01:00.0, as a rebind killed between its unbind and its bind leaves it
+cat >"$T/bin/nvme-vwc-sync" <<F
+#!$KSH
+[ ! -e "$T/unbind" ] || rm -f "$T/sys/bus/pci/devices/0000:01:00.0/driver"
+cat "$T/tool.out" >&2
+read -r end <"$T/tool.end"
+[ "\$end" != kill ] || kill -9 \$\$
+exit "\$end"
+F
+cat >"$T/bin/lvm" <<F
+#!$KSH
+echo "\$*" >>"$T/lvm.log"
+[ ! -e "$T/lvm.fail" ]
+F
+printf '#!%s\nexit 0\n' "$KSH" >"$T/bin/udevadm"
+chmod 755 "$T/bin/"*
+
+# run: the script, as the initramfs runs it (klibc's sh, klibc's tools
+# and the fakes on PATH); its status in $T/rc, stderr in $T/err
+run() {
+	rm -f "$T/lvm.log" "$T/kmsg"
+	: >"$T/kmsg"
+	PATH=/usr/lib/klibc/bin:$T/bin "$KSH" "$T/premount" >/dev/null 2>"$T/err"
+	echo $? >"$T/rc"
+}
+tool() { # END LINE...: the tool's output and end
+	echo "$1" >"$T/tool.end"
+	shift
+	printf '%s\n' "$@" >"$T/tool.out"
+}
+deact() { echo "nvme-vwc-sync: deactivating logical volume $1 (dm-$2) for the rebind"; }
+again() { echo "nvme-vwc-sync: logical volume $1 active again"; }
+has() { grep -qF -- "$2" "$T/$1"; }
+hasnt() { ! grep -qF -- "$2" "$T/$1"; }
+lvm_calls() { tr '\n' ';' 2>/dev/null <"$T/lvm.log"; }
+eq() { [ "$1" = "$2" ] || { echo "# got '$1', expected '$2'" >>"$T/err"; return 1; }; }
+
+# 1. killed after two deactivations, one of them reported active again
+tool kill "nvme-vwc-sync: 0000:01:00.0: Write Zeroes disabled" \
+	"$(deact vg0/root 0)" "$(deact vg0/swap 1)" "$(again vg0/swap)"
+run
+t "tool killed: the script exits 0" eq "$(cat "$T/rc")" 0
+t "tool killed: lvm activates vg0/root, once, and nothing else" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/root;"
+t "tool killed: the kernel log says the script activated vg0/root" \
+	has kmsg "nvme-vwc-sync: initramfs: logical volume vg0/root activated again by the script"
+t "tool killed: the tool's lines go to the kernel log" \
+	has kmsg "<5>nvme-vwc-sync: initramfs: deactivating logical volume vg0/root"
+t "tool killed, every volume active: nothing LEFT INACTIVE" hasnt err "LEFT INACTIVE"
+
+# 2. the same, and lvm cannot activate it
+: >"$T/lvm.fail"
+run
+rm -f "$T/lvm.fail"
+t "lvm fails: the console names vg0/root LEFT INACTIVE" \
+	has err "LVM logical volume(s) vg0/root LEFT INACTIVE"
+t "lvm fails: the console shows the tool's output" has err "deactivating logical volume vg0/swap"
+t "lvm fails: the kernel log says left inactive (critical)" \
+	has kmsg "<2>nvme-vwc-sync: initramfs: logical volume(s) vg0/root left inactive"
+
+# 3. the tool ended well: everything it deactivated is active again
+tool 0 "$(deact vg0/root 0)" "$(again vg0/root)"
+run
+t "tool done: lvm never called" eq "$(lvm_calls)" ""
+t "tool done: the console says nothing" eq "$(cat "$T/err")" ""
+
+# 4. names a pattern would misread: dots, plus and hyphens; a name that
+# is the start of another's ("vg0/ro" deactivated, only "vg0/root" back)
+tool kill "$(deact vg.a-1/lv+x 2)" "$(deact vg0/ro 3)" "$(deact vg0/root 4)" "$(again vg0/root)"
+run
+t "odd names: each deactivated and not back activated, exactly" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg.a-1/lv+x;lvchange -ay --sysinit vg0/ro;"
+
+# 5. a controller bound before and unbound after the tool: bound again
+# (the bind file here binds nothing) or named on the console
+mkdir -p "$T/sys/bus/pci/devices/0000:01:00.0"
+ln -s ../../../bus/pci/drivers/nvme "$T/sys/bus/pci/devices/0000:01:00.0/driver"
+: >"$T/unbind"
+tool kill "nvme-vwc-sync: 0000:01:00.0: unbinding"
+run
+t "controller left unbound: the script tried to bind it" \
+	eq "$(cat "$T/sys/bus/pci/drivers/nvme/bind" 2>/dev/null)" "0000:01:00.0"
+t "controller left unbound: the console names it" \
+	has err "NVMe controller(s) 0000:01:00.0 LEFT UNBOUND"
+t "controller left unbound: the kernel log says so (critical)" \
+	has kmsg "<2>nvme-vwc-sync: initramfs: controller(s) 0000:01:00.0 left unbound"
+
+# 6. nvme-vwc-sync.quirks=0: the tool never runs
+echo "root=/dev/sda1 nvme-vwc-sync.quirks=0" >"$T/cmdline"
+tool kill "$(deact vg0/root 0)"
+rm -f "$T/unbind"
+run
+t "nvme-vwc-sync.quirks=0: nothing done" eq "$(cat "$T/rc"):$(lvm_calls):$(cat "$T/err")" "0::"
+
+echo "1..$n"
+exit "$failed"
