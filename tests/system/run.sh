@@ -50,11 +50,14 @@
 # e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 1500: a boot
 # that installs the package rebuilds the initramfs, dracut's taking
 # minutes under TCG on a slow host; 900 ran out once at load 13),
-# VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 420),
+# VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 600:
+# 120 s of guest CPU at most here, beside the VM suite's guests),
 # VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
-# number of cores), VWC_CACHE_DIR, VWC_SYSTEM_PREPARED=1 (the packages
-# marked built in OUT are this run's: --prepare's, kept, not built
-# again; the caller cleared the marks of earlier runs).
+# number of cores), VWC_SYSTEM_GATE (how many of them may take a
+# variant now: see the workers below), VWC_CACHE_DIR,
+# VWC_SYSTEM_PREPARED=1 (the packages marked built in OUT are this run's:
+# --prepare's, kept, not built again; the caller cleared the marks of
+# earlier runs).
 # Each boot's part of the guest script declares its plan (tests/lib/
 # guest.sh); the variant's checks are compared with the sum of its plans.
 # Last lines: the figures "system: product checks N (N distinct), harness
@@ -68,7 +71,7 @@ trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 OUT=${VWC_SYSTEM_OUT:-$REPO/build/system}
 TIMEOUT=${VWC_SYSTEM_TIMEOUT:-1500}
-BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-420}
+BOOT_TIMEOUT=${VWC_SYSTEM_BOOT_TIMEOUT:-600}
 prepare=0
 if [ "${1:-}" = --prepare ]; then
 	prepare=1
@@ -368,11 +371,24 @@ jobs=${VWC_SYSTEM_JOBS:-$(nproc)}
 queue=$OUT/.queue
 printf '%s\n' "$@" >"$queue"
 : >"$OUT/.counts"
+# VWC_SYSTEM_GATE names a file holding a number: worker W takes a variant
+# only while W is at most that number, read again every 2 s (tests/check
+# opens one worker while the VM suite runs beside, then all of them).
+may_take() {
+	local g=''
+	[ -n "${VWC_SYSTEM_GATE:-}" ] || return 0
+	read -r g <"$VWC_SYSTEM_GATE" 2>/dev/null || return 0
+	[ "$1" -le "${g:-$1}" ] 2>/dev/null
+}
 worker() {
 	local name lk
 	trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
 	exec {lk}>"$queue.lock"
 	while :; do
+		until may_take "$1"; do
+			[ -s "$queue" ] || return 0
+			sleep 2
+		done
 		flock "$lk"
 		name=$(head -n 1 "$queue")
 		[ -z "$name" ] || sed -i 1d "$queue"

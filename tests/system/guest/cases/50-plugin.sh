@@ -2,11 +2,11 @@
 # shellcheck shell=bash disable=SC2154,SC2016
 # (SC2154: c0, c1, n0, n1, OUT come from test.sh; SC2016: sh -c '...$(...)')
 # boot: 2
-# when: [ "$GEN" != dracut ]
+# when: [ "$MODE" = full ]
 #
 # nvme-cli-vwc in a booted Debian system: `nvme vwc-sync` on a packaged
-# system (not with dracut, for time: nothing of it depends on the
-# initramfs). Sourced by test.sh in boot 2, while
+# system (in the plain variant of each release, for time: nothing of it
+# depends on the root file system's disk or the initramfs). Sourced by test.sh in boot 2, while
 # nvme-vwc-sync is installed and before it is removed; uses test.sh's
 # helpers (pass, fail, skip, info, check, check_eq, wait_for, wcache, svc)
 # and its variables (c0/n0: WCE off, c1/n1: WCE on, OUT, SUITE).
