@@ -42,7 +42,9 @@
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.
 # Environment: VWC_BENCH_APPEND, extra guest kernel command line (io-cost:
-# "vwc.io_pairs=N vwc.io_seconds=S").
+# "vwc.io_pairs=N vwc.io_seconds=S"; fabrics-scale at 4,096 namespaces:
+# "vwc.fs_subsys=128 vwc.fs_ns=32 vwc.fs_phases=off"), VWC_BENCH_OUT, the
+# result's name when not the benchmark's (fabrics-scale-4096).
 # The guest's serial log is kept as build/bench-logs/NAME.log.
 # The header records the host's 1-minute load average, sampled every 10 s
 # while the guest ran: the machine may be shared.
@@ -101,6 +103,7 @@ for name in "${names[@]}"; do
 	log=$work/$name.log
 	to=$(sed -n 's/^# timeout:[[:space:]]*//p' "$guest" | head -n 1)
 	! grep -q '^# bench: per-kernel' "$guest" || out=$name-$kernel
+	out=${VWC_BENCH_OUT:-$out}
 	(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$work/load" &
 	lpid=$!
 	t0=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -110,7 +113,7 @@ for name in "${names[@]}"; do
 	wait "$lpid" 2>/dev/null || true
 	lpid=''
 	{
-		echo "# bench/run.sh -k $kernel $name${VWC_BENCH_APPEND:+ (VWC_BENCH_APPEND=\"$VWC_BENCH_APPEND\")}"
+		echo "# ${VWC_BENCH_APPEND:+VWC_BENCH_APPEND=\"$VWC_BENCH_APPEND\" }${VWC_BENCH_OUT:+VWC_BENCH_OUT=$VWC_BENCH_OUT }bench/run.sh -k $kernel $name"
 		echo "# date: $t0 to $(date -u '+%H:%M UTC')"
 		echo "# host: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 		echo "# host load average (1 min, every 10 s during the run): $(awk '{ n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { if (n) printf "mean %.1f, min %.1f, max %.1f (%d samples)", s / n, lo, hi, n }' "$work/load") on $(nproc) cores; the machine is shared (other guests and builds ran at the same time)"

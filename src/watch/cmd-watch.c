@@ -445,11 +445,12 @@ int cmd_watch(int argc, char **argv)
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) > 0) {
-				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms)",
+				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms, %lu topology scans taking %.1f s of CPU)",
 					   si.ssi_signo, wr.model.events,
 					   wr.model.kernel_events,
 					   wr.model.evaluations,
-					   vwc_lock_longest_ms());
+					   vwc_lock_longest_ms(), wr.model.rescans,
+					   wr.model.rescan_total);
 				notify_systemd("STOPPING=1");
 				ret = VWC_EXIT_OK;
 				break;

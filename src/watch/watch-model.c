@@ -520,13 +520,15 @@ void vwc_model_note_close(struct vwc_model *w, const char *name,
 /* a scan once the adds pause, or the first has waited long enough */
 static void gather(struct vwc_model *w, double now)
 {
-	double max = VWC_MODEL_ADD_MAX_S;
+	double max = VWC_MODEL_ADD_MAX_S, quiet = VWC_MODEL_ADD_QUIET_S;
 
 	if (4 * w->rescan_cost > max)
 		max = 4 * w->rescan_cost;
+	if (w->rescan_cost > quiet)
+		quiet = w->rescan_cost;
 	if (!w->rescan_first)
 		w->rescan_first = now;
-	w->rescan_at = now + VWC_MODEL_ADD_QUIET_S;
+	w->rescan_at = now + quiet;
 	if (w->rescan_at > w->rescan_first + max)
 		w->rescan_at = w->rescan_first + max;
 }
@@ -558,6 +560,8 @@ void vwc_model_rescanned(struct vwc_model *w, double cost)
 	w->rescan_at = 0;
 	w->rescan_first = 0;
 	w->rescan_cost = cost;
+	w->rescans++;
+	w->rescan_total += cost;
 }
 
 static void due_min(double *due, double t)

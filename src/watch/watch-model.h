@@ -35,8 +35,11 @@
 #define VWC_MODEL_HOLD_S	1.0	/* idle descriptor: closed after */
 /*
  * Namespace adds gathered into one topology scan: it runs once no add came
- * for VWC_MODEL_ADD_QUIET_S, and at the latest VWC_MODEL_ADD_MAX_S (or
- * four times the last scan's own time, if longer) after the first. A new
+ * for VWC_MODEL_ADD_QUIET_S (or the last scan's own CPU time, if longer:
+ * under load udevd hands the adds over one by one, each a scan's time
+ * apart, and a scan after each would cost as much as the rest together),
+ * and at the latest VWC_MODEL_ADD_MAX_S (or four times the last scan's
+ * own CPU time, if longer) after the first. A new
  * namespace starts in the kernel's mode, write back wherever a cache may
  * be on, so the wait costs speed, never safety. Controllers and paths
  * (an add, a reset or reconnect, the re-checks after them) can call for
@@ -224,7 +227,10 @@ struct vwc_model_ops {
  * @rescan_at:	when the namespace adds gathered so far are scanned
  *		(monotonic seconds, 0 none)
  * @rescan_first: when the first of them came
- * @rescan_cost: how long the last scan took (seconds)
+ * @rescan_cost: what the last scan cost (CPU seconds, with what follows
+ *		from it: vwc_watch_rescan())
+ * @rescans:	scans done, for the log
+ * @rescan_total: their cost (CPU seconds), for the log
  * @events:	events the sources handed in (udev, inotify), for the log
  * @evaluations: controllers evaluated, for the log
  * @kernel_events: events of the kernel-side detection, for the log
@@ -242,8 +248,8 @@ struct vwc_model {
 	bool publish;
 	bool attach;
 	double lock_retry;
-	double rescan_at, rescan_first, rescan_cost;
-	unsigned long events, evaluations, kernel_events;
+	double rescan_at, rescan_first, rescan_cost, rescan_total;
+	unsigned long events, evaluations, kernel_events, rescans;
 };
 
 /**

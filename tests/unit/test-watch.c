@@ -527,6 +527,13 @@ int main(void)
 	due = vwc_model_timers(&w, 61.95);
 	ok(!w.rescan && due > 61.99 && due < 62.01,
 	   "adds: a scan of 0.5 s waits up to four times that (a stream costs at most a fifth in scans)");
+	vwc_model_rescanned(&w, 0.5);
+	vwc_model_note_ns_added(&w, 63.0);
+	due = vwc_model_timers(&w, 63.2);
+	ok(!w.rescan && due > 63.49 && due < 63.51,
+	   "adds: after a scan of 0.5 s the quiet time is 0.5 s (adds handed over that far apart are gathered)");
+	ok(w.rescans >= 3 && w.rescan_total >= 1.0,
+	   "adds: the scans and their cost are counted for the log");
 
 	/* close events: at once without the kernel-side detection, gathered
 	 * with it */

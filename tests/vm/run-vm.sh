@@ -41,6 +41,7 @@
 #   # vm: icount shift=N     -icount shift=N,sleep=off: guest time runs on
 #                            the instruction counter (2^N ns each), not the
 #                            host's clock (benchmarks on a loaded host)
+#   # vm: memory MIB         the guest's memory (default 1024 MiB)
 #   # vm: fixture NAME       the module overlay tests/vm/fixture-NAME.sh made
 #                            for this kernel ($VWC_CACHE_DIR/fixtures/NAME/
 #                            <release>/modules.cpio.gz), after the kernel's
@@ -236,6 +237,7 @@ while read -r line; do
 		notracefs) append="$append vwc.notracefs" ;;
 		quirks) nq_set=1 ;;
 		icount) args+=(-icount "shift=$(kv shift 3 "${w[@]:1}"),sleep=off") ;;
+		memory) mem=${w[1]:-1024} ;;
 		fixture) fixtures+=("${w[1]:-}") ;;
 		*) echo "run-vm: unknown directive: $line" >&2; exit 1 ;;
 		esac
@@ -287,7 +289,7 @@ for fx in "${fixtures[@]}"; do
 done
 
 sock="$work/monitor.sock"
-qemu_cmd=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$CPU" -m 1024 -smp 2
+qemu_cmd=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$CPU" -m "${mem:-1024}" -smp 2
 	-nographic -no-reboot -nic none -kernel "$kdir/vmlinuz" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 no_timer_check quiet vwc.test=$name${append}"
 	"${args[@]}")
