@@ -203,10 +203,22 @@ int vwc_topo_find_ctrl(const struct vwc_topo *t, const char *name)
 	return -1;
 }
 
+static int cmp_ns_name(const void *key, const void *b)
+{
+	return strverscmp(key, ((const struct vwc_ns *)b)->name);
+}
+
 int vwc_topo_find_ns(const struct vwc_topo *t, const char *name)
 {
+	const struct vwc_ns *ns;
 	int i;
 
+	/* a scan sorts them by name (scan()); one made otherwise is walked */
+	if (t->nr_ns) {
+		ns = bsearch(name, t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns_name);
+		if (ns)
+			return (int)(ns - t->ns);
+	}
 	for (i = 0; i < t->nr_ns; i++)
 		if (!strcmp(t->ns[i].name, name))
 			return i;
