@@ -133,6 +133,15 @@ timeit() {
 	done | med
 }
 echo "BENCH: medians of 5, us: nvme-vwc-sync --version $(timeit "$BIN" --version); sync --quiet --keep-restored $ns (what the rule runs) $(timeit "$BIN" sync --quiet --keep-restored "$ns"); sync --dry-run $ns $(timeit "$BIN" sync --dry-run "$ns")"
+# what the rule runs for a controller's add or connected event, and
+# where its system calls go (strace -c: slower, for the split)
+c=$(ls /sys/class/nvme | head -n 1)
+echo "BENCH: medians of 5, us: sync --quiet --keep-restored $c (what the rule runs for a controller, $(ls -d /sys/class/nvme/$c/nvme*n* 2>/dev/null | command wc -l) namespace paths) $(timeit "$BIN" sync --quiet --keep-restored "$c")"
+if command -v strace >/dev/null; then
+	strace -c -f -o /tmp/ctrl-strace.txt "$BIN" sync --quiet --keep-restored "$c" >/dev/null 2>&1
+	head -n 12 /tmp/ctrl-strace.txt | while IFS= read -r l; do echo "BENCH: strace -c sync $c: $l"; done
+	tail -n 1 /tmp/ctrl-strace.txt | while IFS= read -r l; do echo "BENCH: strace -c sync $c: $l"; done
+fi
 _t0=$(now)
 "$BIN" audit -o json >/tmp/audit.json 2>/tmp/audit.err
 rc=$?

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What one topology scan of the sidecar costs on the host, without a
+ * guest: vwc_topo_scan_sysfs() over a sysfs tree (bench/host/scan-cost.sh
+ * makes a fake one of fabrics shape), then vwc_model_sync() of the model
+ * to it, as vwc_watch_rescan() does, N times; the mean CPU time of each,
+ * and the scan's system calls are for strace -c to count.
+ * Usage: scan-cost SYSFS N
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "topo.h"
+#include "watch-model.h"
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the sidecar's identities: the sysfs directory's inode (watch-act.c) */
+static uint64_t ident(const struct vwc_ctrl *tc)
+{
+	struct stat st;
+
+	return stat(tc->syspath, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+static uint64_t ns_ident(const struct vwc_ns *tn)
+{
+	struct stat st;
+
+	return stat(tn->syspath, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+static const struct vwc_model_ops ops = {
+	.ident = ident,
+	.ns_ident = ns_ident,
+};
+
+int main(int argc, char **argv)
+{
+	struct vwc_topo t[2];
+	struct vwc_model w;
+	double scan = 0, sync = 0, t0;
+	int n, i;
+
+	if (argc != 3 || (n = atoi(argv[2])) < 1) {
+		fprintf(stderr, "usage: scan-cost SYSFS N\n");
+		return 2;
+	}
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < n; i++) {
+		struct vwc_topo *cur = &t[i & 1];
+
+		t0 = cpu_now();
+		if (vwc_topo_scan_sysfs(argv[1], cur)) {
+			fprintf(stderr, "scan-cost: cannot scan %s\n", argv[1]);
+			return 1;
+		}
+		scan += cpu_now() - t0;
+		if (!i)
+			vwc_model_init(&w, cur, &ops, NULL);
+		w.topo = cur;
+		t0 = cpu_now();
+		vwc_model_sync(&w, 1.0 + i);
+		sync += cpu_now() - t0;
+		/* the scan before, as the sidecar's run keeps one */
+		vwc_topo_free(&t[(i + 1) & 1]);
+	}
+	printf("%d controllers, %d namespaces: scan %.2f ms, vwc_model_sync() %.2f ms (CPU, mean of %d; the first sync sees every namespace new)\n",
+	       w.topo->nr_ctrls, w.topo->nr_ns, scan * 1000 / n, sync * 1000 / n, n);
+	vwc_model_free(&w);
+	vwc_topo_free(&t[(n - 1) & 1]);
+	return 0;
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# What one topology scan of the sidecar costs, on the host, without a
+# guest (bench/host/scan-cost.c): a fake sysfs of fabrics shape, S
+# subsystems of two controllers each (two paths) and K namespaces, in a
+# temporary directory; the scan and the model's sync timed N times, then
+# one run under strace -c (the system calls a scan makes). Built against
+# build-bench (bench/run.sh makes it: no coverage counters).
+# Usage: bench/host/scan-cost.sh [S [K [N]]]   (default 64 16 20: 1,024
+# namespaces, 2,048 paths, fabrics-1024's shape)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+S=${1:-64} K=${2:-16} N=${3:-20}
+B=build-bench
+[ -f "$B/src/watch/libvwc_watch.a" ] ||
+	{ echo "scan-cost: no $B (bash bench/run.sh builds it)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+R=$work/sys
+mkdir -p "$R/class/nvme" "$R/class/block" "$R/devices/virtual/nvme-fabrics/ctl"
+c=0
+for ((s = 0; s < S; s++)); do
+	sd=$R/devices/virtual/nvme-subsystem/nvme-subsys$s
+	mkdir -p "$sd"
+	for p in 0 1; do
+		cd_=$R/devices/virtual/nvme-fabrics/ctl/nvme$c
+		mkdir -p "$cd_"
+		printf '%-40s\n' Linux >"$cd_/model"
+		echo "SN$s" >"$cd_/serial"
+		echo 7.2 >"$cd_/firmware_rev"
+		echo loop >"$cd_/transport"
+		echo "nqn.2026-12.org.vwc:s$s" >"$cd_/subsysnqn"
+		echo io >"$cd_/cntrltype"
+		ln -s "../../devices/virtual/nvme-fabrics/ctl/nvme$c" "$R/class/nvme/nvme$c"
+		for ((n = 1; n <= K; n++)); do
+			mkdir -p "$cd_/nvme${s}c${c}n$n/queue"
+			ln -s "../../devices/virtual/nvme-fabrics/ctl/nvme$c/nvme${s}c${c}n$n" \
+				"$R/class/block/nvme${s}c${c}n$n"
+		done
+		c=$((c + 1))
+	done
+	for ((n = 1; n <= K; n++)); do
+		mkdir -p "$sd/nvme${s}n$n/queue"
+		echo "write back" >"$sd/nvme${s}n$n/queue/write_cache"
+		ln -s "../../devices/virtual/nvme-subsystem/nvme-subsys$s/nvme${s}n$n" "$R/class/block/nvme${s}n$n"
+	done
+done
+# shellcheck disable=SC2046 # word splitting intended
+gcc -O2 -Wall -D_GNU_SOURCE -I src/core -I src/watch -I src -I "$B" -I "$B/src/core" \
+	-o "$work/scan-cost" bench/host/scan-cost.c \
+	"$B/src/watch/libvwc_watch.a" "$B/src/core/libvwc_core.a" "$B/src/core/libvwc_policy.a" \
+	$(pkg-config --libs libudev json-c libnvme libkmod mount libtracefs libtraceevent libbpf)
+echo "# bench/host/scan-cost.sh $S $K $N ($(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with changes'))"
+"$work/scan-cost" "$R" "$N"
+if command -v strace >/dev/null; then
+	strace -c -o "$work/st" "$work/scan-cost" "$R" 1 >/dev/null
+	echo "system calls of one scan and the first sync (strace -c):"
+	awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF " " $4 }' "$work/st" | sort -k2 -rn | head -n 8
+	awk '$NF == "total" { print "  total " $4 }' "$work/st"
+fi
