@@ -21,7 +21,7 @@ c=0
 for ((s = 0; s < S; s++)); do
 	sd=$R/devices/virtual/nvme-subsystem/nvme-subsys$s
 	mkdir -p "$sd"
-	for p in 0 1; do
+	for _ in 0 1; do # two controllers: two paths
 		cd_=$R/devices/virtual/nvme-fabrics/ctl/nvme$c
 		mkdir -p "$cd_"
 		printf '%-40s\n' Linux >"$cd_/model"
