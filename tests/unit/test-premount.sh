@@ -18,21 +18,10 @@ if [ ! -x "$KSH" ]; then
 fi
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-n=0 failed=0
-t() { # NAME COMMAND...: ok when COMMAND succeeds
-	_name=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $_name"
-	else
-		echo "not ok $n - $_name"
-		for _f in "$T/err" "$T/lvm.log" "$T/kmsg"; do
-			[ -s "$_f" ] && sed "s|^|# ${_f##*/}: |" "$_f"
-		done
-		failed=1
-	fi
-}
+# t NAME COMMAND..., tap_done; a failure shows $T/out: what the last run
+# of the script printed, called lvm with and wrote to the kernel log
+# shellcheck source=../lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
 
 # The script with its system paths moved under $T
 mkdir -p "$T/bin" "$T/sys/bus/pci/drivers/nvme" "$T/sys/bus/pci/devices"
@@ -41,7 +30,7 @@ sed -e "s|/[a-z/]*sbin/nvme-vwc-sync|$T/bin/nvme-vwc-sync|g" \
 	-e "s|>/dev/kmsg|>>$T/kmsg|g" "$SRC" >"$T/premount"
 moved() { # no line but a comment names a system path the fakes stand in for
 	! grep -v '^ *#' "$T/premount" | grep -v "$T" |
-		grep -E '/sys/|/proc/|/dev/kmsg|sbin/nvme-vwc-sync' >>"$T/err"
+		grep -E '/sys/|/proc/|/dev/kmsg|sbin/nvme-vwc-sync' >"$T/out"
 }
 t "every system path of the script moved under the test's directory" moved
 echo "BOOT_IMAGE=/vmlinuz root=/dev/mapper/vg0-root ro quiet" >"$T/cmdline"
@@ -72,6 +61,9 @@ run() {
 	: >"$T/kmsg"
 	PATH=/usr/lib/klibc/bin:$T/bin "$KSH" "$T/premount" >/dev/null 2>"$T/err"
 	echo $? >"$T/rc"
+	for _f in err lvm.log kmsg; do
+		[ ! -s "$T/$_f" ] || sed "s|^|$_f: |" "$T/$_f"
+	done >"$T/out"
 }
 tool() { # END LINE...: the tool's output and end
 	echo "$1" >"$T/tool.end"
@@ -83,7 +75,7 @@ again() { echo "nvme-vwc-sync: logical volume $1 active again"; }
 has() { grep -qF -- "$2" "$T/$1"; }
 hasnt() { ! grep -qF -- "$2" "$T/$1"; }
 lvm_calls() { tr '\n' ';' 2>/dev/null <"$T/lvm.log"; }
-eq() { [ "$1" = "$2" ] || { echo "# got '$1', expected '$2'" >>"$T/err"; return 1; }; }
+eq() { [ "$1" = "$2" ] || { echo "got '$1', expected '$2'" >>"$T/out"; return 1; }; }
 
 # 1. killed after two deactivations, one of them reported active again
 tool kill "nvme-vwc-sync: 0000:01:00.0: Write Zeroes disabled" \
@@ -142,5 +134,4 @@ rm -f "$T/unbind"
 run
 t "nvme-vwc-sync.quirks=0: nothing done" eq "$(cat "$T/rc"):$(lvm_calls):$(cat "$T/err")" "0::"
 
-echo "1..$n"
-exit "$failed"
+tap_done
