@@ -50,11 +50,10 @@
 # e.g. --no-plugin), VWC_SYSTEM_TIMEOUT (seconds per boot, 1500: a boot
 # that installs the package rebuilds the initramfs, dracut's taking
 # minutes under TCG on a slow host; 900 ran out once at load 13),
-# VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 600:
-# 120 s of guest CPU at most here, beside the VM suite's guests),
+# VWC_SYSTEM_BOOT_TIMEOUT (seconds for a boot to reach the runner, 600;
+# 120 s of guest CPU at most here, alone),
 # VWC_SYSTEM_JOBS (variants booted at once, one core each; default the
-# number of cores), VWC_SYSTEM_GATE (how many of them may take a
-# variant now: see the workers below), VWC_CACHE_DIR,
+# number of cores), VWC_CACHE_DIR,
 # VWC_SYSTEM_PREPARED=1 (the packages marked built in OUT are this run's:
 # --prepare's, kept, not built again; the caller cleared the marks of
 # earlier runs).
@@ -371,24 +370,11 @@ jobs=${VWC_SYSTEM_JOBS:-$(nproc)}
 queue=$OUT/.queue
 printf '%s\n' "$@" >"$queue"
 : >"$OUT/.counts"
-# VWC_SYSTEM_GATE names a file holding a number: worker W takes a variant
-# only while W is at most that number, read again every 2 s (tests/check
-# opens one worker while the VM suite runs beside, then all of them).
-may_take() {
-	local g=''
-	[ -n "${VWC_SYSTEM_GATE:-}" ] || return 0
-	read -r g <"$VWC_SYSTEM_GATE" 2>/dev/null || return 0
-	[ "$1" -le "${g:-$1}" ] 2>/dev/null
-}
 worker() {
 	local name lk
 	trap '[ -z "$VQ_QPID" ] || kill "$VQ_QPID" 2>/dev/null' EXIT
 	exec {lk}>"$queue.lock"
 	while :; do
-		until may_take "$1"; do
-			[ -s "$queue" ] || return 0
-			sleep 2
-		done
 		flock "$lk"
 		name=$(head -n 1 "$queue")
 		[ -z "$name" ] || sed -i 1d "$queue"

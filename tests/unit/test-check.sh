@@ -81,7 +81,7 @@ for v in $({ find tests scripts bench -name '*.sh' \
 	-not -path 'bench/guest/*' -not -name 'guest-*.sh' -not -path tests/lib/guest.sh \
 	-print0 | xargs -0 cat; cat tests/check; } | grep -oE '\$\{?VWC_[A-Z0-9_]+' |
 	sed 's/^\$[{]\{0,1\}VWC_//' | sort -u); do
-	case $v in CONFIG | SYSTEM_PREPARED | SYSTEM_GATE) continue ;; esac # set by tests/check
+	case $v in CONFIG | SYSTEM_PREPARED) continue ;; esac # set by tests/check
 	k=${v,,}
 	[[ $keys == *" $k "* ]] || echo "VWC_$v is read by a runner; tests/check.conf has no $k" >>"$T/out"
 done
