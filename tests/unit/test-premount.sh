@@ -134,4 +134,25 @@ rm -f "$T/unbind"
 run
 t "nvme-vwc-sync.quirks=0: nothing done" eq "$(cat "$T/rc"):$(lvm_calls):$(cat "$T/err")" "0::"
 
+# 7. a volume on two listed controllers: deactivated for the first, active
+# again, deactivated for the second, then the tool is killed: the one
+# "active again" line must not hide the second deactivation
+echo "BOOT_IMAGE=/vmlinuz root=/dev/mapper/vg0-root ro" >"$T/cmdline"
+tool kill "$(deact vg0/root 0)" "$(again vg0/root)" "nvme-vwc-sync: 0000:02:00.0: unbinding" "$(deact vg0/root 0)"
+run
+t "volume down twice, back once: activated again" eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/root;"
+
+# 8. an lvm that reads standard input (a prompt) must not eat the lines of
+# the tool's output that name the next volumes
+cat >"$T/bin/lvm" <<F
+#!$KSH
+echo "\$*" >>"$T/lvm.log"
+if read -r ans; then echo "lvm read: \$ans" >>"$T/lvm.log"; fi
+true
+F
+chmod 755 "$T/bin/lvm"
+tool kill "$(deact vg0/root 0)" "$(deact vg0/home 1)"
+run
+t "lvm reading its input: every volume activated, lvm reads nothing" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/root;lvchange -ay --sysinit vg0/home;"
 tap_done
