@@ -4,8 +4,13 @@
  * guest: vwc_topo_scan_sysfs() over a sysfs tree (bench/host/scan-cost.sh
  * makes a fake one of fabrics shape), then vwc_model_sync() of the model
  * to it, as vwc_watch_rescan() does, N times; the mean CPU time of each,
- * and the scan's system calls are for strace -c to count.
- * Usage: scan-cost SYSFS N
+ * and the scan's system calls are for strace -c to count. Then the
+ * node_exporter textfile of that topology (vwc_watch_write_textfile(), as
+ * the sidecar writes it after each change: every namespace's write_cache
+ * read, the Prometheus text, rename), its CPU and wall time, N
+ * times, every controller probed with a volatile cache present and
+ * enabled.
+ * Usage: scan-cost SYSFS N [TEXTFILE]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +19,52 @@
 #include <time.h>
 
 #include "topo.h"
+#include "watch-act.h"
 #include "watch-model.h"
 
-static double cpu_now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_now(void)
+{
+	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* the textfile of @t, @n times: mean CPU and wall milliseconds */
+static void textfile_cost(struct vwc_topo *t, const char *path, int n)
+{
+	struct vwc_sidecar wr;
+	double cpu = 0, wall = 0, c0, w0;
+	struct stat st;
+	int i;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.run.command = "watch";
+	wr.run.topo = *t;
+	wr.textfile = path;
+	for (i = 0; i < t->nr_ctrls; i++) {
+		struct vwc_ctrl *c = &t->ctrls[i];
+
+		c->probed = true;
+		c->vwc = 1;
+		c->facts.present = VWC_TRI_YES;
+		c->facts.wce = VWC_TRI_YES;
+	}
+	for (i = 0; i < n; i++) {
+		c0 = cpu_now();
+		w0 = clock_s(CLOCK_MONOTONIC);
+		vwc_watch_write_textfile(&wr);
+		wall += clock_s(CLOCK_MONOTONIC) - w0;
+		cpu += cpu_now() - c0;
+	}
+	printf("textfile of %d namespaces (%lld bytes): %.2f ms CPU, %.2f ms wall (mean of %d, %s)\n",
+	       t->nr_ns, stat(path, &st) ? -1LL : (long long)st.st_size,
+	       cpu * 1000 / n, wall * 1000 / n, n, path);
 }
 
 /* the sidecar's identities: the sysfs directory's inode (watch-act.c) */
@@ -51,8 +94,8 @@ int main(int argc, char **argv)
 	double scan = 0, sync = 0, t0;
 	int n, i;
 
-	if (argc != 3 || (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: scan-cost SYSFS N\n");
+	if ((argc != 3 && argc != 4) || (n = atoi(argv[2])) < 1) {
+		fprintf(stderr, "usage: scan-cost SYSFS N [TEXTFILE]\n");
 		return 2;
 	}
 	memset(t, 0, sizeof(t));
@@ -76,6 +119,8 @@ int main(int argc, char **argv)
 	}
 	printf("%d controllers, %d namespaces: scan %.2f ms, vwc_model_sync() %.2f ms (CPU, mean of %d; the first sync sees every namespace new)\n",
 	       w.topo->nr_ctrls, w.topo->nr_ns, scan * 1000 / n, sync * 1000 / n, n);
+	if (argc == 4)
+		textfile_cost(w.topo, argv[3], n);
 	vwc_model_free(&w);
 	vwc_topo_free(&t[(n - 1) & 1]);
 	return 0;

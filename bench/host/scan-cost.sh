@@ -3,8 +3,11 @@
 # guest (bench/host/scan-cost.c): a fake sysfs of fabrics shape, S
 # subsystems of two controllers each (two paths) and K namespaces, in a
 # temporary directory; the scan and the model's sync timed N times, then
-# one run under strace -c (the system calls a scan makes). Built against
-# build-bench (bench/run.sh makes it: no coverage counters).
+# one run under strace -c (the system calls a scan makes), and the
+# sidecar's node_exporter textfile over that topology, written N times in
+# the temporary directory (its file system named), and the system calls
+# of one write. Built against build-bench (bench/run.sh makes it: no
+# coverage counters).
 # Usage: bench/host/scan-cost.sh [S [K [N]]]   (default 64 16 20: 1,024
 # namespaces, 2,048 paths, fabrics-1024's shape)
 set -euo pipefail
@@ -14,7 +17,7 @@ B=build-bench
 [ -f "$B/src/watch/libvwc_watch.a" ] ||
 	{ echo "scan-cost: no $B (bash bench/run.sh builds it)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 R=$work/sys
 mkdir -p "$R/class/nvme" "$R/class/block" "$R/devices/virtual/nvme-fabrics/ctl"
 c=0
@@ -50,10 +53,13 @@ gcc -O2 -Wall -D_GNU_SOURCE -I src/core -I src/watch -I src -I "$B" -I "$B/src/c
 	"$B/src/watch/libvwc_watch.a" "$B/src/core/libvwc_core.a" "$B/src/core/libvwc_policy.a" \
 	$(pkg-config --libs libudev json-c libnvme libkmod mount libtracefs libtraceevent libbpf)
 echo "# bench/host/scan-cost.sh $S $K $N ($(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with changes'))"
-"$work/scan-cost" "$R" "$N"
+"$work/scan-cost" "$R" "$N" "$work/vwc.prom"
+echo "(the textfile's directory is on $(findmnt -n -o FSTYPE -T "$work"))"
 if command -v strace >/dev/null; then
 	strace -c -o "$work/st" "$work/scan-cost" "$R" 1 >/dev/null
 	echo "system calls of one scan and the first sync (strace -c):"
 	awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF " " $4 }' "$work/st" | sort -k2 -rn | head -n 8
 	awk '$NF == "total" { print "  total " $4 }' "$work/st"
+	strace -c -o "$work/st2" "$work/scan-cost" "$R" 1 "$work/vwc.prom" >/dev/null
+	echo "system calls of one textfile write: $(($(awk '$NF == "total" { print $4 }' "$work/st2") - $(awk '$NF == "total" { print $4 }' "$work/st")))"
 fi

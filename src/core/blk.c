@@ -3,6 +3,7 @@
  * The block-layer edge: queue/write_cache reads and writes, and the
  * records of what this tool changed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -468,6 +469,23 @@ int vwc_blk_hold(const char *name, enum vwc_hold_op op)
 		return r ? r : write_small(path, "", O_CREAT | O_TRUNC);
 	}
 	return -EINVAL;
+}
+
+bool vwc_blk_any_hold(void)
+{
+	char dir[512];
+	struct dirent *d;
+	bool any = false;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "%s/restored", vwc_rundir());
+	dp = opendir(dir);
+	if (!dp)
+		return errno != ENOENT;
+	while (!any && (d = readdir(dp)))
+		any = strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dp);
+	return any;
 }
 
 int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,

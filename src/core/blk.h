@@ -153,6 +153,18 @@ enum vwc_hold_op { VWC_HOLD_TEST, VWC_HOLD_SET, VWC_HOLD_CLEAR };
 int vwc_blk_hold(const char *name, enum vwc_hold_op op);
 
 /**
+ * vwc_blk_any_hold() - is any namespace marked "handed back to the kernel"
+ *
+ * One look at <rundir>/restored/ for a caller that would otherwise test
+ * the mark of every namespace (vwc_blk_hold(), VWC_HOLD_TEST), one system
+ * call each: with no mark there, none of them can be marked.
+ *
+ * Return: true if the directory has an entry, or cannot be read (test
+ * each then); false if it is empty or absent.
+ */
+bool vwc_blk_any_hold(void);
+
+/**
  * vwc_rundir() - where records live (NVME_VWC_SYNC_RUNDIR overrides)
  *
  * Return: a path.

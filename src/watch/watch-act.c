@@ -529,17 +529,22 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr)
  * facts the sidecar holds and write_cache as it reads now, plus the time
  * of writing. Written to a temporary file in the same directory, then
  * renamed over the old one: a scrape sees the old file or the new one.
+ * The marks of restore are looked up only when there are any
+ * (vwc_blk_any_hold()): at fabrics scale, one system call a namespace
+ * less on every write.
  */
 void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	char tmp[VWC_PATH_LEN + 16];
 	struct timespec now;
+	bool holds;
 	FILE *f;
 	int i, fd;
 
 	if (!wr->textfile)
 		return;
+	holds = vwc_blk_any_hold();
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *ns = &t->ns[i];
 		int j;
@@ -551,7 +556,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 		if (!ns->wanted)
 			continue;
 		ns->decision = vwc_ns_decision(&wr->run, ns);
-		if (vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+		if (holds && vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
 			ns->decision = vwc_policy_restored(ns->decision);
 		ns->action = vwc_blk_read(ns->syspath, &ns->after) ?
 			     VWC_ACT_FAILED : VWC_ACT_UNCHANGED;
@@ -572,7 +577,14 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 		"# TYPE nvme_vwc_sync_textfile_timestamp_seconds gauge\n"
 		"nvme_vwc_sync_textfile_timestamp_seconds %.3f\n",
 		(double)now.tv_sec + (double)now.tv_nsec / 1e9);
-	if (fflush(f) || fsync(fd) || ferror(f)) {
+	/*
+	 * No fsync: it would send a Flush to the disk under the file at
+	 * every change (hundreds in a fabrics reconnect storm) and wait for
+	 * it. After a crash the file may be the old one or empty until the
+	 * sidecar's first write at start, which a scrape tells by the
+	 * timestamp below.
+	 */
+	if (fflush(f) || ferror(f)) {
 		vwc_err("cannot write %s: %s", tmp, strerror(errno));
 		fclose(f);
 		unlink(tmp);

@@ -336,6 +336,17 @@ int main(void)
 		setenv("NVME_VWC_SYNC_RUNDIR", run, 1);
 	}
 
+	/* the one look that spares a test of every namespace's restore mark */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/restored", run);
+	ok(!system(cmd) && !vwc_blk_any_hold(), "no restored/ directory: no mark");
+	ok(!vwc_blk_hold("nvme3n1", VWC_HOLD_SET) && vwc_blk_any_hold(),
+	   "one namespace marked: a mark is there");
+	ok(vwc_blk_hold("nvme3n1", VWC_HOLD_TEST) == 1 &&
+	   vwc_blk_hold("nvme4n1", VWC_HOLD_TEST) == 0,
+	   "... on that namespace alone");
+	ok(!vwc_blk_hold("nvme3n1", VWC_HOLD_CLEAR) && !vwc_blk_any_hold(),
+	   "mark cleared: restored/ empty, no mark");
+
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(!system(cmd), "cleanup");
 	return tap_done();
