@@ -111,7 +111,7 @@ t "tool done: the console says nothing" eq "$(cat "$T/err")" ""
 tool kill "$(deact vg.a-1/lv+x 2)" "$(deact vg0/ro 3)" "$(deact vg0/root 4)" "$(again vg0/root)"
 run
 t "odd names: each deactivated and not back activated, exactly" \
-	eq "$(lvm_calls)" "lvchange -ay --sysinit vg.a-1/lv+x;lvchange -ay --sysinit vg0/ro;"
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/ro;lvchange -ay --sysinit vg.a-1/lv+x;"
 
 # 5. a controller bound before and unbound after the tool: bound again
 # (the bind file here binds nothing) or named on the console
@@ -154,5 +154,34 @@ chmod 755 "$T/bin/lvm"
 tool kill "$(deact vg0/root 0)" "$(deact vg0/home 1)"
 run
 t "lvm reading its input: every volume activated, lvm reads nothing" \
-	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/root;lvchange -ay --sysinit vg0/home;"
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/home;lvchange -ay --sysinit vg0/root;"
+
+# 9. stacked: vg1/lv sits on vg0/pv (a volume that is a physical volume of
+# another group); the tool deactivates the top first, then the one under
+# it, and is killed; lvm cannot activate vg1/lv before vg0/pv is back
+cat >"$T/bin/lvm" <<F
+#!$KSH
+echo "\$*" >>"$T/lvm.log"
+case "\$*" in
+*vg0/pv) : >"$T/pv.up" ;;
+*vg1/lv) [ -e "$T/pv.up" ] ;;
+esac
+F
+rm -f "$T/pv.up"
+tool kill "$(deact vg1/lv 5)" "$(deact vg0/pv 6)"
+run
+t "stacked volumes: the one beneath first, then the one on top" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/pv;lvchange -ay --sysinit vg1/lv;"
+t "stacked volumes: none left inactive" hasnt err "LEFT INACTIVE"
+
+# 10. udevadm settle times out (udev busy with another controller): lvm
+# is tried all the same, and settle is waited for once, not per volume
+printf '#!%s\necho settle >>"%s/settle.log"\nexit 1\n' "$KSH" "$T" >"$T/bin/udevadm"
+rm -f "$T/settle.log"
+tool kill "$(deact vg0/root 0)" "$(deact vg0/home 1)"
+run
+t "settle timed out: lvm activates both volumes" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/home;lvchange -ay --sysinit vg0/root;"
+t "settle timed out: settled once for the volumes, once at the end" \
+	eq "$(tr '\n' ';' <"$T/settle.log")" "settle;settle;"
 tap_done
