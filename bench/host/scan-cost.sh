@@ -16,7 +16,11 @@ S=${1:-64} K=${2:-16} N=${3:-20}
 B=build-bench
 [ -f "$B/src/watch/libvwc_watch.a" ] ||
 	{ echo "scan-cost: no $B (bash bench/run.sh builds it)" >&2; exit 1; }
+# the libraries as the tree is now: the header names the commit
+ninja -C "$B" src/watch/libvwc_watch.a src/core/libvwc_core.a src/core/libvwc_policy.a >/dev/null
 work=$(mktemp -d)
+# restore's marks: an empty directory of our own, not the host's /run
+export NVME_VWC_SYNC_RUNDIR=$work/run
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 R=$work/sys
 mkdir -p "$R/class/nvme" "$R/class/block" "$R/devices/virtual/nvme-fabrics/ctl"

@@ -590,7 +590,12 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 		unlink(tmp);
 		return;
 	}
-	fclose(f);
+	/* without an fsync, close is where a delayed write error shows */
+	if (fclose(f)) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return;
+	}
 	if (rename(tmp, wr->textfile) < 0) {
 		vwc_err("cannot rename %s to %s: %s", tmp, wr->textfile,
 			strerror(errno));
