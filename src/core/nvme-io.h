@@ -194,4 +194,20 @@ int vwc_nvme_nsid(int fd, uint32_t *nsid);
  */
 const char *vwc_nvme_strerror(int r, char *buf, size_t len);
 
+/**
+ * vwc_nvme_status_path() - is a result a path-related NVMe status
+ * @r:		result of the functions above
+ *
+ * Status Code Type 3h: the host's own while a controller resets or
+ * reconnects (Host Pathing Error 70h, Command Aborted By Host 71h), or an
+ * ANA state of the path. It says nothing of what the controller
+ * supports: ask again later, never take it for a refusal.
+ *
+ * Return: true for such a status.
+ */
+static inline bool vwc_nvme_status_path(int r)
+{
+	return r > 0 && ((r >> 8) & 0x7) == 3;
+}
+
 #endif

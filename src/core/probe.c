@@ -249,8 +249,11 @@ void vwc_probe_ns(struct vwc_run *r)
 					 c->name, ns->name,
 					 vwc_nvme_strerror(ret, buf,
 							   sizeof(buf)));
-				/* a controller that does not know CNS 08h */
-				refused = c->ns_indep_refused = ret > 0;
+				/* a controller that does not know CNS 08h;
+				 * not a path's status (a reset, a reconnect,
+				 * an ANA state): asked again next time */
+				refused = c->ns_indep_refused =
+					ret > 0 && !vwc_nvme_status_path(ret);
 				continue;
 			}
 			ns->no_vwc = no_vwc ? VWC_TRI_YES : VWC_TRI_NO;

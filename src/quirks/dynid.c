@@ -412,7 +412,25 @@ int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val)
 	return 0;
 }
 
-/* wait until @addr has a live controller with at least @want_ns namespaces */
+/*
+ * every namespace listed has its queue registered: a disk's directory
+ * comes before its queue's attributes, and a Write Zeroes limit read in
+ * between is no answer (it read as "still enabled" on a slow host)
+ */
+static bool ns_ready(const struct vwc_nslist *l)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (ns_wz(l->name[i]) < 0)
+			return false;
+	return true;
+}
+
+/*
+ * wait until @addr has a live controller with at least @want_ns
+ * namespaces, each with its queue
+ */
 int vwc_dynid_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
 {
 	char addr[20], state[32], path[VWC_PATH_LEN];
@@ -426,7 +444,8 @@ int vwc_dynid_wait_ctrl(struct vwc_pcidev *d, int want_ns, int timeout_ms)
 				 d->ctrl);
 			vwc_dynid_ctrl_namespaces(d->ctrl, &l);
 			if (!vwc_read_line(path, state, sizeof(state)) &&
-			    !strcmp(state, "live") && l.n >= want_ns)
+			    !strcmp(state, "live") && l.n >= want_ns &&
+			    ns_ready(&l))
 				return 0;
 		}
 		usleep(100 * 1000);

@@ -223,7 +223,8 @@ int vwc_dynid_add(const struct vwc_pcidev *d, unsigned long val);
 /**
  * vwc_dynid_wait_ctrl() - wait for a live controller on @d
  * @d:		PCI function (reloaded)
- * @want_ns:	with at least this many namespaces
+ * @want_ns:	with at least this many namespaces, each with its queue
+ *		(write_zeroes_max_bytes readable)
  * @timeout_ms:	how long
  *
  * Return: 0, or -ETIMEDOUT.

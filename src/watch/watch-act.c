@@ -205,7 +205,10 @@ void vwc_watch_open_retry(struct vwc_sidecar *wr)
  * A controller that answers with an NVMe status has none to enable
  * (Linux's nvmet allows only namespace, ANA and discovery events): it is
  * not asked again, and said once, where every reconnect and every
- * reopen of its descriptor would ask and say it again.
+ * reopen of its descriptor would ask and say it again. A path-related
+ * status is not its answer (the host's own while the controller resets:
+ * the first re-check after a reset can come before it is live): the next
+ * re-check asks again.
  */
 static void arm_smart_events(struct vwc_wctrl *c)
 {
@@ -221,7 +224,8 @@ static void arm_smart_events(struct vwc_wctrl *c)
 		r = vwc_nvme_set_aec(c->fd, aec | 0xff);
 	if (!r)
 		return;
-	c->aec_refused = r > 0;
+	/* the controller's answer, not the host's while it resets */
+	c->aec_refused = r > 0 && !vwc_nvme_status_path(r);
 	vwc_info("%s: cannot enable SMART critical warning events: %s%s",
 		 c->name, vwc_nvme_strerror(r, buf, sizeof(buf)),
 		 c->aec_refused ? " (not asked again)" : "");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "blk.h"
+#include "nvme-io.h"
 #include "config.h"
 #include "engine.h"
 #include "lock.h"
@@ -335,6 +336,15 @@ int main(void)
 		free_run(&r);
 		setenv("NVME_VWC_SYNC_RUNDIR", run, 1);
 	}
+
+	/* a path's status is no refusal (arming SMART events, CNS 08h) */
+	ok(vwc_nvme_status_path(0x370) && vwc_nvme_status_path(0x371) &&
+	   vwc_nvme_status_path(0x4370) && vwc_nvme_status_path(0x303),
+	   "Host Pathing Error, Aborted By Host, with DNR, ANA transition: a path's");
+	ok(!vwc_nvme_status_path(0x2) && !vwc_nvme_status_path(0x4002) &&
+	   !vwc_nvme_status_path(0x10b) && !vwc_nvme_status_path(-ENODEV) &&
+	   !vwc_nvme_status_path(0),
+	   "Invalid Field (with DNR), a command-specific status, an errno, success: not a path's");
 
 	/* the one look that spares a test of every namespace's restore mark */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/restored", run);
