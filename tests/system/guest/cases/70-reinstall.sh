@@ -13,6 +13,10 @@ plan 10
 # package installed again syncs as a fresh install does.
 check_eq "remove: restore's marks gone with the package" \
 	"$(find /run/nvme-vwc-sync/restored /run/nvme-vwc-sync/dynid-restored -type f 2>/dev/null)" ""
+# the removal takes a dynamic ID back with a rebind: the controller can
+# come back under another name (its old instance still held a moment)
+wait_for - 20 ns VWC0
+c0=$(ctrl VWC0) n0=$(ns VWC0)
 check_eq "remove: WCE-off drive back to write back before the reinstall" "$(wcache "$n0")" "write back"
 again=$(ls /vwc/debs/v2/nvme-vwc-sync_*.deb 2>/dev/null | head -n 1)
 [ -n "$again" ] || again=$(ls /vwc/debs/v1/nvme-vwc-sync_*.deb | head -n 1)
@@ -30,6 +34,8 @@ if apt-get remove -y nvme-vwc-sync >"$OUT/remove-2.log" 2>&1; then
 else
 	fail "remove after the reinstall" "$(tail -n 5 "$OUT/remove-2.log" | tr '\n' ' ')"
 fi
+wait_for - 20 ns VWC0
+c0=$(ctrl VWC0) n0=$(ns VWC0)
 check_eq "remove after the reinstall: WCE-off drive write back (the kernel's choice)" "$(wcache "$n0")" "write back"
 purge_checks
 finish
