@@ -542,7 +542,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	struct vwc_topo *t = &wr->run.topo;
 	char tmp[VWC_PATH_LEN + 16];
 	struct timespec now;
-	bool holds;
+	bool holds, bad;
 	FILE *f;
 	int i, fd;
 
@@ -588,14 +588,9 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	 * sidecar's first write at start, which a scrape tells by the
 	 * timestamp below.
 	 */
-	if (fflush(f) || ferror(f)) {
-		vwc_err("cannot write %s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return;
-	}
 	/* without an fsync, close is where a delayed write error shows */
-	if (fclose(f)) {
+	bad = fflush(f) || ferror(f);
+	if (fclose(f) || bad) {
 		vwc_err("cannot write %s: %s", tmp, strerror(errno));
 		unlink(tmp);
 		return;

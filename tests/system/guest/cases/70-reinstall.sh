@@ -16,7 +16,7 @@ check_eq "remove: restore's marks gone with the package" \
 # the removal takes a dynamic ID back with a rebind: the controller can
 # come back under another name (its old instance still held a moment)
 wait_for - 20 ns VWC0
-c0=$(ctrl VWC0) n0=$(ns VWC0)
+n0=$(ns VWC0)
 check_eq "remove: WCE-off drive back to write back before the reinstall" "$(wcache "$n0")" "write back"
 again=$(ls /vwc/debs/v2/nvme-vwc-sync_*.deb 2>/dev/null | head -n 1)
 [ -n "$again" ] || again=$(ls /vwc/debs/v1/nvme-vwc-sync_*.deb | head -n 1)
@@ -35,7 +35,7 @@ else
 	fail "remove after the reinstall" "$(tail -n 5 "$OUT/remove-2.log" | tr '\n' ' ')"
 fi
 wait_for - 20 ns VWC0
-c0=$(ctrl VWC0) n0=$(ns VWC0)
+n0=$(ns VWC0)
 check_eq "remove after the reinstall: WCE-off drive write back (the kernel's choice)" "$(wcache "$n0")" "write back"
 purge_checks
 finish
