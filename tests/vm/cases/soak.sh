@@ -67,7 +67,8 @@
 # three samplers, and the windows' p50/p99/max (INFO); every sampler's
 # drive was toggled (a sampler with no window proves nothing otherwise);
 # unknown samples at most UNKNOWN_PCT (5) % of each sampler's outside
-# the rmmod pauses, UNKNOWN_ALL_PCT (30) % in all; the
+# the rmmod pauses, the pauses (timed by the harness) at most PAUSE_PCT
+# (50) % of the samplers' time; the
 # checks of faults 13-16 above; at the end, held-descriptor toggles from
 # CPU 1 after it went offline and back.
 # Faults 11-16's first runs (120 s each, 2026-12-02, this 2-core machine
@@ -80,7 +81,10 @@
 # outside the rmmod pauses; in all 3.3-6.7 % (7.2-generic) and 12.9-17.8 %
 # (6.1-generic: rmmod tears the controllers down for seconds while their
 # namespaces still read write through); 25.5 % when the pause also
-# covered modprobe. The soak before these faults: 17 and 13 % in all, and
+# covered modprobe; 35.7 % (0.0 % outside: 6.1-generic, the hot-added
+# drive's sampler, CI's run of 7e8f067), which failed the bound of 30 %
+# in all then in place of the pauses' timed share (below). The soak
+# before these faults: 17 and 13 % in all, and
 # its hot-added drive's sampler never saw write through (wt=0: that
 # drive was never toggled). With a build whose kprobe filter takes an
 # I/O queue's command as Set Features (tests/mutants/passthru-io-taken.mut),
@@ -115,13 +119,14 @@
 . /vwc/guest/lib.sh
 # the plan (tests/lib/guest.sh): whoever adds or removes a check here
 # changes it: 2 waits at the start, the CPU 1 check, 3 samplers'
-# windows, 3 drives toggled, 3 unknown shares, I/O passthrough, signals,
-# /run, floods, the lock, the sidecar alive, rmmod, back after each fault
-plan 20
+# windows, 3 drives toggled, 3 unknown shares, the rmmod pauses' share,
+# I/O passthrough, signals, /run, floods, the lock, the sidecar alive,
+# rmmod, back after each fault
+plan 21
 DUR=${VWC_SOAK_S:-120}
 LIMIT_MS=${VWC_SOAK_LIMIT_MS:-1000}
 UNKNOWN_PCT=${VWC_SOAK_UNKNOWN_PCT:-5}
-UNKNOWN_ALL_PCT=${VWC_SOAK_UNKNOWN_ALL_PCT:-30}
+PAUSE_PCT=${VWC_SOAK_PAUSE_PCT:-50}
 S=VWC0
 HP=VWCHP
 SH=VWC1
@@ -281,7 +286,7 @@ deck() {
 SIGS="TERM INT HUP PIPE KILL"
 
 n_set=0 n_fd=0 n_uring=0 n_uring_skip=0 n_reset=0 n_rescan=0 n_rebind=0
-n_rebind_name=0 n_mod=0 n_mod_refused=0 n_cpu=0 n_cpu_fail=0 n_lost=0
+pause_ds=0 n_rebind_name=0 n_mod=0 n_mod_refused=0 n_cpu=0 n_cpu_fail=0 n_lost=0
 n_add=0 n_add_fail=0 n_del=0 n_del_fail=0 n_tr=0 n_tr_busy=0 n_dead=0
 n_hp_tog=0 n_hp_tog_fail=0 n_join=0 n_join_wb=0 n_join_late=0 n_join_fail=0
 n_dsm=0 n_dsm_refused=0 n_dsm_cmds=0 n_dsm_bad=0 n_dsm_wb=0 n_dsm_fail=0
@@ -321,12 +326,14 @@ while :; do
 		n_rebind=$((n_rebind + 1))
 		back && [ "$c" = "$c0" ] && n_rebind_name=$((n_rebind_name + 1)) ;;
 	7)
+		p0=$(uptime_ds)
 		kill -USR1 "$spid" "$hspid" "$shspid"
 		sleep 0.05
 		if rmmod_nvme; then
 			# the samplers take descriptors again as the
 			# controllers come (modprobe waits for their probes)
 			kill -USR2 "$spid" "$hspid" "$shspid"
+			pause_ds=$((pause_ds + $(uptime_ds) - p0))
 			sleep 0.$((RANDOM % 5))
 			/tmp/modprobe nvme || info "soak: modprobe nvme failed"
 			n_mod=$((n_mod + 1))
@@ -334,6 +341,7 @@ while :; do
 			n_mod_refused=$((n_mod_refused + 1))
 			info "soak: rmmod nvme refused for 5 s: $(head -n 1 /tmp/rmmod.err); $(holders)"
 			kill -USR2 "$spid" "$hspid" "$shspid"
+			pause_ds=$((pause_ds + $(uptime_ds) - p0))
 		fi ;;
 	8)
 		if echo 0 >/sys/devices/system/cpu/cpu1/online 2>/dev/null; then
@@ -623,20 +631,35 @@ r_s=$(fig " $res" rises) r_hp=$(fig " $hres" rises) r_sh=$(fig " $shres" rises)
 	fail "soak: $SH's WCE=1 controller left and joined the write-through shared namespace, seen by its sampler" "$n_join done, $n_join_wb still write back while gone, $n_join_fail not back; rises seen ${r_sh:-none}"
 # unknown samples (write through, WCE not readable: a reset, a path
 # going, the descriptors let go for rmmod) prove nothing either way:
-# bounded, those of the rmmod pauses (by the harness's design, up to 5 s
-# and a modprobe each) apart and in all
+# bounded outside the rmmod pauses. The pauses themselves (by the
+# harness's design: rmmod tried for up to 5 s, and the kernel's teardown
+# of every controller, seconds each under TCG) are timed here, and may
+# take at most PAUSE_PCT % of the samplers' time: the rest is watched.
+# (A bound on the samplers' unknown share of samples in all, pauses
+# included, was in place before: samples are no clock. A sampler keeps an
+# absolute schedule of one a millisecond, falls behind while it asks the
+# controllers for WCE, and catches up in a burst when a pause spares it
+# that: one run on 7.2-generic, 36.0 % of the hot-added drive's samples
+# in pauses that took 4.1 s of its 138 s, 3.0 %.)
+pause_ms=$((pause_ds * 100))
 for v in "$S:$res" "$HP:$hres" "$SH:$shres"; do
 	n=${v%%:*}
 	r=" ${v#*:}"
 	sh_=$(awk -v u="$(fig "$r" unknown)" -v t="$(fig "$r" samples)" 'BEGIN { if (t > 0) printf "%.1f", 100 * u / t; else print "none" }')
 	shp=$(awk -v u="$(fig "$r" unknown)" -v p="$(fig "$r" paused)" -v t="$(fig "$r" samples)" 'BEGIN { if (t > 0) printf "%.1f", 100 * (u - p) / t; else print "none" }')
 	info "soak: sampler $n: unknown $(fig "$r" unknown) of $(fig "$r" samples) samples ($sh_%; $(fig "$r" paused) of them while its descriptors were let go for rmmod), absent $(fig "$r" absent), longest gap $(fig "$r" max_gap) ms"
-	if [ "$sh_" != none ] && awk -v p="$shp" -v a="$sh_" -v l="$UNKNOWN_PCT" -v la="$UNKNOWN_ALL_PCT" 'BEGIN { exit !(p <= l && a <= la) }'; then
-		pass "soak: sampler $n: unknown samples $shp% outside the rmmod pauses (at most $UNKNOWN_PCT%), $sh_% in all (at most $UNKNOWN_ALL_PCT%)"
+	if [ "$shp" != none ] && awk -v p="$shp" -v l="$UNKNOWN_PCT" 'BEGIN { exit !(p <= l) }'; then
+		pass "soak: sampler $n: unknown samples $shp% outside the rmmod pauses (at most $UNKNOWN_PCT%)"
 	else
-		fail "soak: sampler $n: unknown samples at most $UNKNOWN_PCT% outside the rmmod pauses, $UNKNOWN_ALL_PCT% in all" "$shp%, $sh_%: $r"
+		fail "soak: sampler $n: unknown samples at most $UNKNOWN_PCT% outside the rmmod pauses" "$shp%: $r"
 	fi
 done
+pause_pct=$(awk -v p="$pause_ms" -v t="$(fig " $res" ms)" 'BEGIN { if (t > 0) printf "%.1f", 100 * p / t; else print "none" }')
+if [ "$pause_pct" != none ] && awk -v p="$pause_pct" -v l="$PAUSE_PCT" 'BEGIN { exit !(p <= l) }'; then
+	fact pass "soak: rmmod pauses $pause_ms ms of the samplers' $(fig " $res" ms) ms ($pause_pct%, at most $PAUSE_PCT%; $n_mod rmmod, $n_mod_refused refused)"
+else
+	fact fail "soak: rmmod pauses at most $PAUSE_PCT% of the samplers' time" "$pause_ms ms of $(fig " $res" ms) ms ($pause_pct%; $n_mod rmmod, $n_mod_refused refused)"
+fi
 [ "$n_dsm" -gt 0 ] && [ "$n_dsm_bad" = 0 ] && [ "$n_dsm_wb" = 0 ] &&
 	pass "soak: I/O passthrough with Set Features 06h WCE=1's bytes ($n_dsm_cmds commands): no write_cache write, no Set Features event, $S never out of write through" ||
 	fail "soak: I/O passthrough with Set Features 06h WCE=1's bytes: no write_cache write, no Set Features event, $S never out of write through" "$n_dsm done ($n_dsm_fail not), sidecar lines $n_dsm_bad, write back samples $n_dsm_wb: $(head -n 3 /tmp/dsm-bad.log 2>/dev/null | tr '\n' '|')"

@@ -695,8 +695,6 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 		}
 		if (s != WC_ERR)
 			last = s;
-		if (s != WC_ERR)
-			last = s;
 		tick(&start, ++k, period_us);
 	} while (duration_ms ? now_ms() - t0 < duration_ms : !stop);
 	t = now_ms() - t0;
