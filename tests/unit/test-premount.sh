@@ -184,4 +184,35 @@ t "settle timed out: lvm activates both volumes" \
 	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/home;lvchange -ay --sysinit vg0/root;"
 t "settle timed out: settled once for the volumes, once at the end" \
 	eq "$(tr '\n' ';' <"$T/settle.log")" "settle;settle;"
+# 11. lvm fails on the first try (the physical volume not yet known to
+# udev, the settle having timed out): tried once more after a second
+# settle, and not named LEFT INACTIVE when that works
+cat >"$T/bin/lvm" <<F
+#!$KSH
+echo "\$*" >>"$T/lvm.log"
+n=0
+while read -r l; do n=\$((n + 1)); done <"$T/settle.log"
+[ "\$n" -ge 2 ]
+F
+rm -f "$T/settle.log"
+tool kill "$(deact vg0/root 0)" "$(deact vg0/home 1)"
+run
+t "lvm fails before a second settle: both tried again after it, in the same order" \
+	eq "$(lvm_calls)" "lvchange -ay --sysinit vg0/home;lvchange -ay --sysinit vg0/root;lvchange -ay --sysinit vg0/home;lvchange -ay --sysinit vg0/root;"
+t "lvm fails before a second settle: settled for the volumes, for the retry, at the end" \
+	eq "$(tr '\n' ';' <"$T/settle.log")" "settle;settle;settle;"
+t "lvm fails before a second settle: none left inactive" hasnt err "LEFT INACTIVE"
+# and a volume lvm never activates: tried twice, then named
+: >"$T/lvm.fail"
+cat >"$T/bin/lvm" <<F
+#!$KSH
+echo "\$*" >>"$T/lvm.log"
+[ ! -e "$T/lvm.fail" ]
+F
+rm -f "$T/settle.log"
+tool kill "$(deact vg0/root 0)"
+run
+rm -f "$T/lvm.fail"
+t "lvm never activates it: tried twice, then LEFT INACTIVE" \
+	eq "$(lvm_calls):$(grep -c 'LEFT INACTIVE' "$T/err")" "lvchange -ay --sysinit vg0/root;lvchange -ay --sysinit vg0/root;:1"
 tap_done
