@@ -210,4 +210,27 @@ static inline bool vwc_nvme_status_path(int r)
 	return r > 0 && ((r >> 8) & 0x7) == 3;
 }
 
+/**
+ * vwc_nvme_ctrl_down() - does a result say the controller cannot be asked now
+ * @r:		result of the functions above
+ *
+ * An errno (the descriptor, the transport, a timeout) or a path status
+ * of the host or of the controller itself (Internal Path Error 00h,
+ * Controller Pathing Error 60h, Host Pathing Error 70h, Command Aborted
+ * By Host 71h): every command to the controller fails the same way until
+ * it is back, so the rest of a round's commands to it are not sent. An
+ * ANA state (01h-03h) is one namespace group's: the others may answer.
+ *
+ * Return: true for such a result.
+ */
+static inline bool vwc_nvme_ctrl_down(int r)
+{
+	int sc = r & 0xff;
+
+	if (r < 0)
+		return true;
+	return vwc_nvme_status_path(r) &&
+	       (sc == 0x00 || sc == 0x60 || sc == 0x70 || sc == 0x71);
+}
+
 #endif

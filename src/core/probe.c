@@ -245,15 +245,26 @@ void vwc_probe_ns(struct vwc_run *r)
 			}
 			ret = vwc_nvme_ns_no_vwc(fd, ns->nsid, &no_vwc);
 			if (ret) {
-				vwc_info("%s: %s: I/O Command Set Independent Identify Namespace failed: %s; its own cache bit unknown",
+				bool down = vwc_nvme_ctrl_down(ret);
+
+				vwc_info("%s: %s: I/O Command Set Independent Identify Namespace failed: %s; its own cache bit unknown%s",
 					 c->name, ns->name,
 					 vwc_nvme_strerror(ret, buf,
-							   sizeof(buf)));
+							   sizeof(buf)),
+					 down ? ", and its other namespaces' until the next look" : "");
+				/* the controller cannot be asked now (a reset,
+				 * a reconnect): the rest would fail the same
+				 * way, one line each at fabrics scale */
+				if (down)
+					break;
 				/* a controller that does not know CNS 08h;
-				 * not a path's status (a reset, a reconnect,
-				 * an ANA state): asked again next time */
+				 * not a path's status (an ANA state) nor this
+				 * namespace's (Invalid Namespace or Format:
+				 * detached since it was listed): asked again
+				 * next time */
 				refused = c->ns_indep_refused =
-					ret > 0 && !vwc_nvme_status_path(ret);
+					ret > 0 && !vwc_nvme_status_path(ret) &&
+					(ret & 0x7ff) != 0x0b;
 				continue;
 			}
 			ns->no_vwc = no_vwc ? VWC_TRI_YES : VWC_TRI_NO;

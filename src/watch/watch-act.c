@@ -207,8 +207,10 @@ void vwc_watch_open_retry(struct vwc_sidecar *wr)
  * not asked again, and said once, where every reconnect and every
  * reopen of its descriptor would ask and say it again. A path-related
  * status is not its answer (the host's own while the controller resets:
- * the first re-check after a reset can come before it is live): the next
- * re-check asks again.
+ * the first re-check after a reset can come before it is live): the
+ * later re-checks ask again, and so does the kernel's change uevent with
+ * NVME_EVENT=connected when the controller is live again (every reset and
+ * reconnect since Linux 5.18).
  */
 static void arm_smart_events(struct vwc_wctrl *c)
 {

@@ -345,6 +345,15 @@ int main(void)
 	   !vwc_nvme_status_path(0x10b) && !vwc_nvme_status_path(-ENODEV) &&
 	   !vwc_nvme_status_path(0),
 	   "Invalid Field (with DNR), a command-specific status, an errno, success: not a path's");
+	/* a controller that cannot be asked now: the rest of a round not sent */
+	ok(vwc_nvme_ctrl_down(-EINTR) && vwc_nvme_ctrl_down(-ENODEV) &&
+	   vwc_nvme_ctrl_down(0x370) && vwc_nvme_ctrl_down(0x4371) &&
+	   vwc_nvme_ctrl_down(0x360) && vwc_nvme_ctrl_down(0x300),
+	   "an errno, Host Pathing Error, Aborted By Host (DNR), Controller Pathing Error, Internal Path Error: the controller down");
+	ok(!vwc_nvme_ctrl_down(0) && !vwc_nvme_ctrl_down(0x302) &&
+	   !vwc_nvme_ctrl_down(0x303) && !vwc_nvme_ctrl_down(0x2) &&
+	   !vwc_nvme_ctrl_down(0x10b) && !vwc_nvme_ctrl_down(0x70),
+	   "success, ANA inaccessible and transition, Invalid Field, a command-specific status, a generic 70h: not");
 
 	/* the one look that spares a test of every namespace's restore mark */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s/restored", run);
