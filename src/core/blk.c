@@ -482,8 +482,11 @@ bool vwc_blk_any_hold(void)
 	dp = opendir(dir);
 	if (!dp)
 		return errno != ENOENT;
+	errno = 0;
 	while (!any && (d = readdir(dp)))
 		any = strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	/* a directory that cannot be read may hold marks */
+	any = any || errno;
 	closedir(dp);
 	return any;
 }

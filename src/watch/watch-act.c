@@ -546,7 +546,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	struct timespec now;
 	bool holds, bad;
 	FILE *f;
-	int i, fd;
+	int i, fd, err;
 
 	if (!wr->textfile)
 		return;
@@ -590,10 +590,13 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	 * sidecar's first write at start, which a scrape tells by the
 	 * timestamp below.
 	 */
-	/* without an fsync, close is where a delayed write error shows */
+	/* a full or read-only file system shows at the flush; a delayed
+	 * write error at close on some file systems (NFS), not on local ones */
 	bad = fflush(f) || ferror(f);
+	err = bad ? errno : 0;
 	if (fclose(f) || bad) {
-		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		vwc_err("cannot write %s: %s", tmp,
+			strerror(err ? err : errno));
 		unlink(tmp);
 		return;
 	}
