@@ -34,8 +34,8 @@
 #     sidecar must write no write_cache and log no Set Features, VWC0 stay
 #     in write through (a sampler over them)
 #  14 `nvme-vwc-sync sync --all` or `set-cache on|off` killed by a random
-#     signal (TERM INT HUP PIPE KILL) after 0-50 ms, under sig-default:
-#     the writers' lock is free afterwards
+#     signal (TERM INT HUP PIPE KILL) 0-50 ms after its exec (sig-default
+#     -k): the writers' lock is free afterwards
 #  15 /run/nvme-vwc-sync read-only or full (a tmpfs over it) while VWC0's
 #     WCE goes 1 and 0: the sidecar logs the cause, keeps write back, and
 #     writes write through once the directory is back
@@ -283,14 +283,14 @@ deck() {
 		for (i = n - 1; i > 0; i--) { j = int(rand() * (i + 1)); t = a[i]; a[i] = a[j]; a[j] = t }
 		for (i = 0; i < n; i++) printf "%d ", a[i] }'
 }
-SIGS="TERM INT HUP PIPE KILL"
+SIGS="15:TERM 2:INT 1:HUP 13:PIPE 9:KILL"
 
 n_set=0 n_fd=0 n_uring=0 n_uring_skip=0 n_reset=0 n_rescan=0 n_rebind=0
 pause_ds=0 n_rebind_name=0 n_mod=0 n_mod_refused=0 n_cpu=0 n_cpu_fail=0 n_lost=0
 n_add=0 n_add_fail=0 n_del=0 n_del_fail=0 n_tr=0 n_tr_busy=0 n_dead=0
 n_hp_tog=0 n_hp_tog_fail=0 n_join=0 n_join_wb=0 n_join_late=0 n_join_fail=0
 n_dsm=0 n_dsm_refused=0 n_dsm_cmds=0 n_dsm_bad=0 n_dsm_wb=0 n_dsm_fail=0
-n_sig=0 n_sig_killed=0 n_sig_lock=0 sig_kinds='' n_run=0 n_run_fail=0
+n_sig=0 n_sig_killed=0 n_sig_lock=0 n_sig_late=0 sig_kinds='' sig_tries='' n_run=0 n_run_fail=0
 n_run_logged=0 n_run_back=0 n_flood=0 n_flood_ok=0 n_flood_ev=0 n_flood_seen=0
 rounds=0
 end=$(($(now_s) + DUR))
@@ -450,19 +450,23 @@ while :; do
 			n_dsm_fail=$((n_dsm_fail + 1))
 		fi ;;
 	14)
-		# our own commands killed mid-run: a random signal after 0-50 ms
-		sig=$(echo $SIGS | cut -d' ' -f$((RANDOM % 5 + 1)))
+		# our own commands killed mid-run: a random signal 0-50 ms
+		# after the command's exec (sig-default sends it: a shell's
+		# `&`, sleep and kill landed before the exec, on a job that
+		# ignores SIGINT, or after the command had ended, in 2 of 2
+		# tries of one run)
+		sg=$(echo $SIGS | cut -d' ' -f$((RANDOM % 5 + 1)))
+		sig=${sg#*:}
 		case $((RANDOM % 3)) in
 		0) cmd="set-cache $([ $((RANDOM % 2)) = 0 ] && echo on || echo off) /dev/$c" ;;
 		*) cmd="sync --all" ;;
 		esac
-		sig-default nvme-vwc-sync $cmd >/dev/null 2>&1 &
-		kp=$!
-		sleep "$(printf '0.%03d' $((RANDOM % 51)))"
-		kill -s "$sig" "$kp" 2>/dev/null
-		wait "$kp"
+		sig-default -k "${sg%%:*}" -a $((RANDOM % 51)) nvme-vwc-sync $cmd >/dev/null 2>/tmp/sig.err
 		krc=$?
 		n_sig=$((n_sig + 1))
+		sd=$(sed -n 's/^SIGDEF //p' /tmp/sig.err)
+		case $sd in *running=0*) n_sig_late=$((n_sig_late + 1)) ;; esac
+		sig_tries="$sig_tries ${cmd%% *}:$sig:${sd#*after_ms=}"
 		if [ "$krc" -gt 128 ]; then
 			n_sig_killed=$((n_sig_killed + 1))
 			case " $sig_kinds " in *" $sig "*) ;; *) sig_kinds="$sig_kinds $sig" ;; esac
@@ -578,7 +582,7 @@ info "soak:   $S not back within 30 s after a fault: $n_lost"
 info "soak:   $HP WCE toggled from write through: $n_hp_tog done, $n_hp_tog_fail not"
 info "soak:   path leave/join of $SH's WCE=1 controller: $n_join done (shared namespace write through while it was gone), $n_join_wb with the namespace still write back while it was gone, $n_join_fail not back in 30 s; write back not within 10 s of its return: $n_join_late"
 info "soak:   Dataset Management with Set Features 06h WCE=1's bytes (5 from uid 65534, 1 nvme dsm as root): $n_dsm done ($n_dsm_cmds commands; uid 65534 refused by the kernel $n_dsm_refused times, root sent those), $n_dsm_fail not; the sidecar's write_cache writes and Set Features events for $S over them: $n_dsm_bad; write back samples: $n_dsm_wb"
-info "soak:   our commands (sync --all, set-cache) sent a signal after 0-50 ms: $n_sig, $n_sig_killed killed by it (${sig_kinds# }); the writers' lock free afterwards: $n_sig_lock"
+info "soak:   our commands (sync --all, set-cache) sent a signal 0-50 ms after their exec: $n_sig, $n_sig_killed killed by it (${sig_kinds# }), $n_sig_late ended before it; the writers' lock free afterwards: $n_sig_lock; each (command:signal:ms, running, status):$sig_tries"
 info "soak:   $D read-only or full: $n_run done ($n_run_fail could not be made), the cause logged $n_run_logged, write through again within 20 s $n_run_back"
 info "soak:   netlink floods: $n_flood ($n_flood_ev change uevents written, $n_flood_seen uevent lines of the sidecar), correct again within 20 s $n_flood_ok; ENOBUFS warnings: $(grep -c 'ENOBUFS' /tmp/watch.log)"
 info "soak: uid 65534 lock attempts, taken: $(cat /tmp/nobody.count 2>/dev/null)"
@@ -665,7 +669,7 @@ fi
 	fail "soak: I/O passthrough with Set Features 06h WCE=1's bytes: no write_cache write, no Set Features event, $S never out of write through" "$n_dsm done ($n_dsm_fail not), sidecar lines $n_dsm_bad, write back samples $n_dsm_wb: $(head -n 3 /tmp/dsm-bad.log 2>/dev/null | tr '\n' '|')"
 [ "$n_sig_killed" -gt 0 ] && [ "$n_sig_lock" = "$n_sig" ] &&
 	pass "soak: our commands killed mid-run by a signal ($n_sig_killed of $n_sig:$sig_kinds): the writers' lock free after each" ||
-	fail "soak: our commands killed mid-run by a signal: the writers' lock free after each" "$n_sig_killed of $n_sig killed, lock free after $n_sig_lock"
+	fail "soak: our commands killed mid-run by a signal: the writers' lock free after each" "$n_sig_killed of $n_sig killed ($n_sig_late ended before the signal), lock free after $n_sig_lock:$sig_tries"
 [ "$n_run" -gt 0 ] && [ "$n_run_logged" = "$n_run" ] && [ "$n_run_back" = "$n_run" ] &&
 	pass "soak: $D read-only or full ($n_run): the cause logged and write through again each time" ||
 	fail "soak: $D read-only or full: the cause logged and write through again each time" "$n_run done, logged $n_run_logged, back $n_run_back, $n_run_fail not made"
