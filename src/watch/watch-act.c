@@ -592,8 +592,8 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	 */
 	/* a full or read-only file system shows at the flush; a delayed
 	 * write error at close on some file systems (NFS), not on local ones */
-	bad = fflush(f) || ferror(f);
-	err = bad ? errno : 0;
+	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
+	bad = err != 0;
 	if (fclose(f) || bad) {
 		vwc_err("cannot write %s: %s", tmp,
 			strerror(err ? err : errno));

@@ -67,8 +67,9 @@
 # three samplers, and the windows' p50/p99/max (INFO); every sampler's
 # drive was toggled (a sampler with no window proves nothing otherwise);
 # unknown samples at most UNKNOWN_PCT (5) % of each sampler's outside
-# the rmmod pauses, the pauses (timed by the harness) at most PAUSE_PCT
-# (50) % of the samplers' time; the
+# the rmmod pauses (of the samples taken outside them), the pauses
+# (timed by the harness) at most PAUSE_PCT (25) % of the samplers' time;
+# the
 # checks of faults 13-16 above; at the end, held-descriptor toggles from
 # CPU 1 after it went offline and back.
 # Faults 11-16's first runs (120 s each, 2026-12-02, this 2-core machine
@@ -126,7 +127,7 @@ plan 21
 DUR=${VWC_SOAK_S:-120}
 LIMIT_MS=${VWC_SOAK_LIMIT_MS:-1000}
 UNKNOWN_PCT=${VWC_SOAK_UNKNOWN_PCT:-5}
-PAUSE_PCT=${VWC_SOAK_PAUSE_PCT:-50}
+PAUSE_PCT=${VWC_SOAK_PAUSE_PCT:-25}
 S=VWC0
 HP=VWCHP
 SH=VWC1
@@ -638,7 +639,9 @@ r_s=$(fig " $res" rises) r_hp=$(fig " $hres" rises) r_sh=$(fig " $shres" rises)
 # bounded outside the rmmod pauses. The pauses themselves (by the
 # harness's design: rmmod tried for up to 5 s, and the kernel's teardown
 # of every controller, seconds each under TCG) are timed here, and may
-# take at most PAUSE_PCT % of the samplers' time: the rest is watched.
+# take at most PAUSE_PCT % of the samplers' time: the rest is watched
+# (3.0 and 5.8 % in the first runs, 7.2-generic and 6.1-generic; a
+# refused rmmod pauses 5 s).
 # (A bound on the samplers' unknown share of samples in all, pauses
 # included, was in place before: samples are no clock. A sampler keeps an
 # absolute schedule of one a millisecond, falls behind while it asks the
@@ -650,7 +653,9 @@ for v in "$S:$res" "$HP:$hres" "$SH:$shres"; do
 	n=${v%%:*}
 	r=" ${v#*:}"
 	sh_=$(awk -v u="$(fig "$r" unknown)" -v t="$(fig "$r" samples)" 'BEGIN { if (t > 0) printf "%.1f", 100 * u / t; else print "none" }')
-	shp=$(awk -v u="$(fig "$r" unknown)" -v p="$(fig "$r" paused)" -v t="$(fig "$r" samples)" 'BEGIN { if (t > 0) printf "%.1f", 100 * (u - p) / t; else print "none" }')
+	# of the samples outside the pauses (a sampler catches up in a burst
+	# while paused: counted in all, those would dilute the share)
+	shp=$(awk -v u="$(fig "$r" unknown)" -v p="$(fig "$r" paused)" -v t="$(fig "$r" samples)" -v ip="$(fig "$r" in_pause)" 'BEGIN { if (t - ip > 0) printf "%.1f", 100 * (u - p) / (t - ip); else print "none" }')
 	info "soak: sampler $n: unknown $(fig "$r" unknown) of $(fig "$r" samples) samples ($sh_%; $(fig "$r" paused) of them while its descriptors were let go for rmmod), absent $(fig "$r" absent), longest gap $(fig "$r" max_gap) ms"
 	if [ "$shp" != none ] && awk -v p="$shp" -v l="$UNKNOWN_PCT" 'BEGIN { exit !(p <= l) }'; then
 		pass "soak: sampler $n: unknown samples $shp% outside the rmmod pauses (at most $UNKNOWN_PCT%)"

@@ -50,12 +50,14 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	int sig = 0, ms = 0, p[2], st, running;
+	int sig = 0, ms = 0, p[2], st = 0, running;
 	struct timespec ts;
+	pid_t pid, r;
 	char c;
-	pid_t pid;
 
-	if (argc > 5 && !strcmp(argv[1], "-k") && !strcmp(argv[3], "-a")) {
+	if (argc > 1 && !strcmp(argv[1], "-k")) {
+		if (argc < 6 || strcmp(argv[3], "-a"))
+			return usage();
 		sig = atoi(argv[2]);
 		ms = atoi(argv[4]);
 		argv += 4;
@@ -100,8 +102,12 @@ int main(int argc, char **argv)
 	running = waitpid(pid, &st, WNOHANG) == 0;
 	if (running) {
 		kill(pid, sig);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		while ((r = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 			;
+		if (r < 0) {
+			perror("sig-default: waitpid");
+			return 2;
+		}
 	}
 	st = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 	fprintf(stderr, "SIGDEF sig=%d after_ms=%d running=%d status=%d\n", sig,

@@ -60,12 +60,13 @@
  *     that `rmmod nvme` is not refused because of them) until SIGUSR2.
  *     Until SIGTERM when DURATION_MS is 0 (default). Prints:
  *       WCS soak ms=120000 samples=.. wb=.. wt=.. rises=.. absent=.. unknown=..
- *           paused=.. unsafe=.. windows=N p50=.. p99=.. max=.. outside=0
- *           open_window=0 max_gap=MS spin=0 ns=NS
+ *           paused=.. in_pause=.. unsafe=.. windows=N p50=.. p99=.. max=..
+ *           outside=0 open_window=0 max_gap=MS spin=0 ns=NS
  *     (window figures in ms, from the first unsafe sample to the first
  *     safe one; paused: the unknown samples taken between SIGUSR1 and
- *     SIGUSR2; outside: windows longer than LIMIT_MS; max_gap: the
- *     longest time between two samples; ns: the namespace followed at the
+ *     SIGUSR2; in_pause: every sample taken then; outside: windows longer
+ *     than LIMIT_MS; max_gap: the longest time between two samples; ns:
+ *     the namespace followed at the
  *     end, "-" when none), after one line per window longer than LIMIT_MS:
  *       WCS window at=SECONDS len=MS [open=1]
  *     (at: CLOCK_MONOTONIC seconds of its first sample, as /proc/uptime
@@ -633,6 +634,7 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 {
 	long samples = 0, wb = 0, wt = 0, absent = 0, unknown = 0, unsafe = 0;
 	long outside = 0, k = 0, nwin = 0, cap = 0, paused = 0, rises = 0;
+	long in_pause = 0;
 	double t0, t, prev = 0, gap = 0, win_start = -1, retry = 0, *win = NULL;
 	char ctrl[300] = "", ns[300], path[700];
 	int fd = -1, s, w, last = WC_ERR;
@@ -651,6 +653,7 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 			gap = t - prev;
 		prev = t;
 		samples++;
+		in_pause += ctrl_paused != 0;
 		if (ctrl_paused && nr_cfds)
 			close_ctrls(true);
 		if (fd < 0 && t >= retry) {
@@ -705,8 +708,8 @@ static int do_soak(const char *serial, long nsid, long duration_ms,
 	}
 	if (nwin)
 		qsort(win, nwin, sizeof(*win), cmp_double);
-	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld rises=%ld absent=%ld unknown=%ld paused=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d max_gap=%.3f spin=%d ns=%s\n",
-	       t, samples, wb, wt, rises, absent, unknown, paused, unsafe, nwin,
+	printf("WCS soak ms=%.0f samples=%ld wb=%ld wt=%ld rises=%ld absent=%ld unknown=%ld paused=%ld in_pause=%ld unsafe=%ld windows=%ld p50=%.3f p99=%.3f max=%.3f outside=%ld open_window=%d max_gap=%.3f spin=%d ns=%s\n",
+	       t, samples, wb, wt, rises, absent, unknown, paused, in_pause, unsafe, nwin,
 	       nwin ? win[nwin / 2] : 0.0,
 	       nwin ? win[(nwin * 99) / 100 < nwin ? (nwin * 99) / 100 : nwin - 1] : 0.0,
 	       nwin ? win[nwin - 1] : 0.0, outside, win_start >= 0, gap,
