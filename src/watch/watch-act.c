@@ -544,7 +544,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	struct vwc_topo *t = &wr->run.topo;
 	char tmp[VWC_PATH_LEN + 16];
 	struct timespec now;
-	bool holds, bad;
+	bool holds;
 	FILE *f;
 	int i, fd, err;
 
@@ -593,8 +593,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	/* a full or read-only file system shows at the flush; a delayed
 	 * write error at close on some file systems (NFS), not on local ones */
 	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
-	bad = err != 0;
-	if (fclose(f) || bad) {
+	if (fclose(f) || err) {
 		vwc_err("cannot write %s: %s", tmp,
 			strerror(err ? err : errno));
 		unlink(tmp);

@@ -209,6 +209,12 @@ holders() {
 # guest runs a round of the loop in far more than 0.1 s); true when nvme
 # is unloaded
 uptime_ds() { awk '{ printf "%d", $1 * 10 }' /proc/uptime; }
+# resume_samplers: the samplers take their descriptors again (SIGUSR2),
+# and the pause since p0 (their SIGUSR1) is counted
+resume_samplers() {
+	kill -USR2 "$spid" "$hspid" "$shspid"
+	pause_ds=$((pause_ds + $(uptime_ds) - p0))
+}
 rmmod_nvme() {
 	_end=$(($(uptime_ds) + 50))
 	while [ "$(uptime_ds)" -lt "$_end" ]; do
@@ -333,16 +339,14 @@ while :; do
 		if rmmod_nvme; then
 			# the samplers take descriptors again as the
 			# controllers come (modprobe waits for their probes)
-			kill -USR2 "$spid" "$hspid" "$shspid"
-			pause_ds=$((pause_ds + $(uptime_ds) - p0))
+			resume_samplers
 			sleep 0.$((RANDOM % 5))
 			/tmp/modprobe nvme || info "soak: modprobe nvme failed"
 			n_mod=$((n_mod + 1))
 		else
 			n_mod_refused=$((n_mod_refused + 1))
 			info "soak: rmmod nvme refused for 5 s: $(head -n 1 /tmp/rmmod.err); $(holders)"
-			kill -USR2 "$spid" "$hspid" "$shspid"
-			pause_ds=$((pause_ds + $(uptime_ds) - p0))
+			resume_samplers
 		fi ;;
 	8)
 		if echo 0 >/sys/devices/system/cpu/cpu1/online 2>/dev/null; then

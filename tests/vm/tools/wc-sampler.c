@@ -66,8 +66,8 @@
  *     safe one; paused: the unknown samples taken between SIGUSR1 and
  *     SIGUSR2; in_pause: every sample taken then; outside: windows longer
  *     than LIMIT_MS; max_gap: the longest time between two samples; ns:
- *     the namespace followed at the
- *     end, "-" when none), after one line per window longer than LIMIT_MS:
+ *     the namespace followed at the end, "-" when none), after one line
+ *     per window longer than LIMIT_MS:
  *       WCS window at=SECONDS len=MS [open=1]
  *     (at: CLOCK_MONOTONIC seconds of its first sample, as /proc/uptime
  *     counts in a guest that never suspends).
