@@ -171,6 +171,8 @@ static int watch_start(struct vwc_sidecar *wr, const struct vwc_opts *o,
 	memset(wr, 0, sizeof(*wr));
 	wr->src.ifd = -1;
 	wr->textfile = o->textfile;
+	/* the names before the first scan (vwc_watch_rescan()) */
+	vwc_watch_topo_changed(wr);
 	r = vwc_run_init(&wr->run, "watch", cfg);
 	if (r) {
 		vwc_err("watch: cannot scan NVMe devices: %s", strerror(-r));
@@ -288,7 +290,7 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 		vwc_model_safety_net(&wr->model);
 		/* paths that joined without an event */
 		if (vwc_watch_topo_changed(wr))
-			wr->model.rescan = true;
+			wr->model.rescan = wr->model.reshape = true;
 		*next_net = t + period;
 		wr->model.publish = true;	/* also the heartbeat */
 		if (!u->due)
@@ -404,7 +406,6 @@ int cmd_watch(int argc, char **argv)
 	}
 
 	/* everything present now is new: evaluated once at start */
-	vwc_watch_topo_changed(&wr);
 	vwc_model_sync(&wr.model, vwc_watch_now());
 	vwc_watch_publish_fast(&wr);
 	vwc_watch_evaluate(&wr);
@@ -445,12 +446,13 @@ int cmd_watch(int argc, char **argv)
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) > 0) {
-				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms, %lu topology scans taking %.1f s of CPU)",
+				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms, %lu topology scans taking %.1f s of CPU, %lu re-checks with the same names not scanned)",
 					   si.ssi_signo, wr.model.events,
 					   wr.model.kernel_events,
 					   wr.model.evaluations,
 					   vwc_lock_longest_ms(), wr.model.rescans,
-					   wr.model.rescan_total);
+					   wr.model.rescan_total,
+					   wr.model.rescans_skipped);
 				notify_systemd("STOPPING=1");
 				ret = VWC_EXIT_OK;
 				break;

@@ -132,14 +132,21 @@ static double thread_cpu_now(void)
 void vwc_watch_rescan(struct vwc_sidecar *wr)
 {
 	double t0 = thread_cpu_now();
-	int r = vwc_run_rescan(&wr->run);
+	/* the names before the scan: one that comes during it differs next
+	 * time, and is scanned then */
+	bool changed = vwc_watch_topo_changed(wr);
+	int r;
 
+	if (vwc_model_scan_skips(&wr->model, changed))
+		return;
+	r = vwc_run_rescan(&wr->run);
 	if (r) {
 		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
+		/* the names are read, the topology is not */
+		wr->model.reshape = true;
 		return;
 	}
 	wr->model.topo = &wr->run.topo;
-	vwc_watch_topo_changed(wr);	/* what this scan saw */
 	vwc_model_sync(&wr->model, vwc_watch_now());
 	vwc_watch_publish_fast(wr);
 	/* the scan and what follows from it: each is over everything */

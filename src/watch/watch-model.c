@@ -154,6 +154,7 @@ void vwc_model_note_gone(struct vwc_model *w, const char *name)
 
 	/* fewer controllers call for no write back: gathered unless at stake */
 	w->recheck = true;
+	w->reshape = true;
 	if (!c)
 		return;
 	vwc_info("%s: removed", name);
@@ -165,6 +166,7 @@ void vwc_model_note_all(struct vwc_model *w)
 	int i;
 
 	w->rescan = true;
+	w->reshape = true;
 	for (i = 0; i < w->nr_ctrl; i++)
 		w->ctrl[i].full = true;
 }
@@ -588,6 +590,7 @@ static void gather(struct vwc_model *w, double now)
 
 void vwc_model_note_ns_added(struct vwc_model *w, double now)
 {
+	w->reshape = true;
 	gather(w, now);
 }
 
@@ -607,11 +610,26 @@ bool vwc_model_wt_at_stake(const struct vwc_model *w)
 	return false;
 }
 
-void vwc_model_rescanned(struct vwc_model *w, double cost)
+static void rescan_done(struct vwc_model *w)
 {
 	w->rescan = false;
+	w->reshape = false;
 	w->rescan_at = 0;
 	w->rescan_first = 0;
+}
+
+bool vwc_model_scan_skips(struct vwc_model *w, bool names_changed)
+{
+	if (w->reshape || names_changed)
+		return false;
+	rescan_done(w);
+	w->rescans_skipped++;
+	return true;
+}
+
+void vwc_model_rescanned(struct vwc_model *w, double cost)
+{
+	rescan_done(w);
 	w->rescan_cost = cost;
 	w->rescans++;
 	w->rescan_total += cost;

@@ -48,8 +48,8 @@
  * gathered with the adds while none does (every namespace in write back,
  * or in write through by its own "no volatile write cache" bit, which a
  * namespace reports the same through every path: an array's controllers
- * over fabrics, a connect of a hundred subsystems, each scanned once or
- * twice, not five times). What the wait can cost, at most max(1 s, four
+ * over fabrics, a connect of a hundred subsystems; and a re-check's scan
+ * is skipped when no name changed: vwc_model_scan_skips()). What the wait can cost, at most max(1 s, four
  * times a scan): a path that joins, through a controller whose cache is
  * on, a head whose bit another target answered differently (read again
  * when the scan sees the join), or a head left in write through with no
@@ -215,6 +215,10 @@ struct vwc_model_ops {
  * @rescan:	the topology must be discovered again
  * @recheck:	controllers or paths may have come or changed: a rescan at
  *		once or gathered (vwc_model_timers(), vwc_model_wt_at_stake())
+ * @reshape:	the next scan was asked for by an add or a remove, events
+ *		lost, or a scan that failed, not only by a re-check: it is
+ *		done even if no name under /sys/class/nvme and
+ *		/sys/class/block changed (vwc_model_scan_skips())
  * @publish:	something was seen: the textfile is to be rewritten
  * @ctrl:	the controllers watched
  * @nr_ctrl:	how many
@@ -230,6 +234,8 @@ struct vwc_model_ops {
  * @rescan_cost: what the last scan cost (CPU seconds, with what follows
  *		from it: vwc_watch_rescan())
  * @rescans:	scans done, for the log
+ * @rescans_skipped: re-checks that found the same names and did not
+ *		scan, for the log
  * @rescan_total: their cost (CPU seconds), for the log
  * @events:	events the sources handed in (udev, inotify), for the log
  * @evaluations: controllers evaluated, for the log
@@ -245,11 +251,13 @@ struct vwc_model {
 	int nr_ns;
 	bool rescan;
 	bool recheck;
+	bool reshape;
 	bool publish;
 	bool attach;
 	double lock_retry;
 	double rescan_at, rescan_first, rescan_cost, rescan_total;
 	unsigned long events, evaluations, kernel_events, rescans;
+	unsigned long rescans_skipped;
 };
 
 /**
@@ -368,6 +376,29 @@ bool vwc_model_wt_at_stake(const struct vwc_model *w);
  * The namespace adds gathered until now are in it.
  */
 void vwc_model_rescanned(struct vwc_model *w, double cost);
+
+/**
+ * vwc_model_scan_skips() - is the scan asked for needless
+ * @w:		model
+ * @names_changed: a name under /sys/class/nvme or /sys/class/block came
+ *		or went since the names were last read (read before the
+ *		scan, so that one coming during it is seen next time)
+ *
+ * The re-checks after a reset, a reconnect or a controller's add (its
+ * settle timers: 0.3, 1.5 and 5 s) ask for a scan in case the kernel
+ * brought multipath paths without a uevent; a path brings its node's
+ * name (nvme<S>c<C>n<N>), and the names say the shape: which controllers
+ * reach which namespace. So a scan only re-checks asked for (no add or
+ * remove event, no events lost, @w->reshape false) is skipped when no
+ * name changed, as the safety net's round is: at a fabrics connect, each
+ * controller's re-checks cost a scan each of the whole host before. What
+ * a re-check reads of the controller itself (Identify, WCE, SMART) is
+ * read through its descriptor either way.
+ *
+ * Return: true if skipped (the request is cleared, counted in
+ * @w->rescans_skipped); false if the caller scans.
+ */
+bool vwc_model_scan_skips(struct vwc_model *w, bool names_changed);
 
 /**
  * vwc_model_note_gone() - a controller's remove event

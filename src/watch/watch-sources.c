@@ -310,6 +310,8 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 				w->rescan = true;
 			else if (kind == VWC_KIND_CTRL || kind == VWC_KIND_PATH)
 				w->recheck = true;
+			/* scanned even if the names look the same */
+			w->reshape = true;
 			/* a controller: nvme_core is loaded now; one known
 			 * already (an add replayed by udevadm trigger) looks
 			 * again in full */
@@ -326,8 +328,11 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			 * (not a SMART AEN) gets the re-checks.
 			 */
 			if (!vwc_model_note_ctrl(w, name, true, event || !aen,
-						 now_s()))
+						 now_s())) {
+				/* not watched yet: to be found by a scan */
 				w->recheck = true;
+				w->reshape = true;
+			}
 		} else if (kind == VWC_KIND_NS || kind == VWC_KIND_PATH) {
 			vwc_model_note_ns(w, name);
 		}

@@ -109,11 +109,13 @@ static void clear(struct vwc_model *w)
 
 	for (i = 0; i < w->nr_ctrl; i++)
 		w->ctrl[i].full = w->ctrl[i].wce = false;
-	w->rescan = false;
+	w->rescan = w->recheck = w->reshape = false;
+	w->rescan_at = w->rescan_first = 0;
 	w->events = 0;
 }
 
-static void run(struct vwc_model *w, const struct step *s, int n)
+static void run_from(struct vwc_model *w, const struct step *s, int n,
+		     bool kernel)
 {
 	struct vwc_watch_src src;
 
@@ -121,7 +123,12 @@ static void run(struct vwc_model *w, const struct step *s, int n)
 	script = s;
 	nr_steps = n;
 	pos = received = 0;
-	vwc_src_read_udev(&src, w, NULL, true);
+	vwc_src_read_udev(&src, w, NULL, kernel);
+}
+
+static void run(struct vwc_model *w, const struct step *s, int n)
+{
+	run_from(w, s, n, true);
 }
 
 /* a SMART event: nvme1 is read again, nothing else asked for */
@@ -132,6 +139,18 @@ int main(void)
 	static const struct step plain[] = {
 		{ { "change", "nvme1", "nvme", AEN }, 0 },
 		{ { "change", "nvme1", "nvme", AEN }, 0 },
+	};
+	static const struct step reset[] = {
+		{ { "change", "nvme1", "nvme", NULL }, 0 },
+	};
+	static const struct step ctrl_add[] = {
+		{ { "add", "nvme2", "nvme", NULL }, 0 },
+	};
+	static const struct step ns_add[] = {
+		{ { "add", "nvme1n2", "block", NULL }, 0 },
+	};
+	static const struct step ns_remove[] = {
+		{ { "remove", "nvme1n2", "block", NULL }, 0 },
 	};
 	static const struct step lost[] = {
 		{ { "change", "nvme1", "nvme", AEN }, 0 },
@@ -166,6 +185,24 @@ int main(void)
 	ok(c1->full && !c0->full && !w.rescan,
 	   "plain (SMART events): only nvme1 read again, no rescan");
 
+	/* which events may be skipped when the names are the same */
+	clear(&w);
+	run(&w, reset, 1);
+	ok(c1->full && w.recheck && !w.reshape,
+	   "a reset or reconnect: re-checks, a scan skipped if no name changed");
+	clear(&w);
+	run_from(&w, ctrl_add, 1, false);
+	ok(w.recheck && w.reshape,
+	   "a controller's add: scanned though the names look the same");
+	clear(&w);
+	run_from(&w, ns_add, 1, false);
+	ok(w.rescan_at && w.reshape,
+	   "a namespace's add: gathered, scanned though the names look the same");
+	clear(&w);
+	run_from(&w, ns_remove, 1, false);
+	ok(w.rescan && w.reshape,
+	   "a namespace's remove: scanned though the names look the same");
+
 	clear(&w);
 	run(&w, lost, 5);
 	ok(received == 3 && pos == 5,
@@ -173,7 +210,7 @@ int main(void)
 	   received);
 	ok(c0->full && c1->full,
 	   "ENOBUFS: every controller read again (nvme0 had no event)");
-	ok(w.rescan, "ENOBUFS: the topology discovered again");
+	ok(w.rescan && w.reshape, "ENOBUFS: the topology discovered again");
 
 	vwc_model_free(&w);
 	return tap_done();

@@ -145,6 +145,28 @@ int main(void)
 	ok(w.rescan, "a new controller's re-check: the gathered rescan");
 	vwc_model_rescanned(&w, 0);
 
+	/* the next re-check (1.5 s): skipped while the names stay */
+	clear_marks(&w);
+	vwc_model_timers(&w, 1.55);
+	vwc_model_timers(&w, 1.7);
+	ok(w.rescan && !w.reshape && vwc_model_scan_skips(&w, false) &&
+	   !w.rescan && !w.rescan_at && w.rescans_skipped == 1 &&
+	   w.rescans == 1,
+	   "a re-check's scan, the same names: skipped, the request cleared");
+	w.rescan = true;
+	ok(!vwc_model_scan_skips(&w, true) && w.rescan,
+	   "a re-check's scan, a name came or went: scanned");
+	vwc_model_note_ns_added(&w, 1.8);
+	ok(!vwc_model_scan_skips(&w, false) && w.rescan_at,
+	   "a namespace's add: scanned though the names look the same");
+	vwc_model_rescanned(&w, 0);
+	ok(!w.reshape && !w.rescan_at, "scanned: the next re-check may skip");
+	vwc_model_note_all(&w);
+	ok(!vwc_model_scan_skips(&w, false) && w.rescan,
+	   "events lost: scanned though the names look the same");
+	vwc_model_rescanned(&w, 0);
+	clear_marks(&w);
+
 	/* 5: the same name, another kernel object */
 	clear_marks(&w);
 	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
@@ -167,8 +189,9 @@ int main(void)
 
 	/* remove event: forgotten at once, before any rescan */
 	vwc_model_note_gone(&w, "nvme0");
-	ok(gone == 2 && !vwc_model_find_ctrl(&w, "nvme0") && w.recheck,
-	   "remove: forgotten at once, the topology re-checked");
+	ok(gone == 2 && !vwc_model_find_ctrl(&w, "nvme0") && w.recheck &&
+	   !vwc_model_scan_skips(&w, false),
+	   "remove: forgotten at once, the topology scanned again");
 	vwc_model_sync(&w, 3);
 	c0 = vwc_model_find_ctrl(&w, "nvme0");
 	ok(c0 && c0->full && !c0->known && added == 5,
