@@ -673,6 +673,37 @@ fail:
 	return r;
 }
 
+static uint64_t class_sig(const char *sysfs, const char *class)
+{
+	char dir[VWC_PATH_LEN];
+	uint64_t sig = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+		const char *p;
+
+		if (strncmp(de->d_name, "nvme", 4))
+			continue;
+		for (p = de->d_name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ (uint64_t)de->d_ino) * 1099511628211ULL;
+		sig += h;	/* readdir's order does not matter */
+	}
+	closedir(d);
+	return sig;
+}
+
+uint64_t vwc_topo_names_sig(const char *sysfs)
+{
+	return class_sig(sysfs, "nvme") * 31 + class_sig(sysfs, "block");
+}
+
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 {
 	return scan(sysfs, t, NULL);

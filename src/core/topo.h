@@ -206,6 +206,22 @@ struct vwc_topo {
 int vwc_topo_scan(struct udev *udev, struct vwc_topo *t);
 
 /**
+ * vwc_topo_names_sig() - the device objects under <sysfs>/class/nvme and
+ *			  <sysfs>/class/block, as one number
+ * @sysfs:	"/sys", or a copy (tests)
+ *
+ * One readdir of each: every entry whose name starts with "nvme", its
+ * name and its inode number (sysfs gives each new device's entry a new
+ * one: a disk or controller that went and came back under the same name
+ * is a change), in no order. Cheap next to a scan: the sidecar reads it
+ * to tell whether a scan can find anything new.
+ *
+ * Return: the signature; a class directory that cannot be read counts
+ * as empty.
+ */
+uint64_t vwc_topo_names_sig(const char *sysfs);
+
+/**
  * vwc_topo_scan_sysfs() - discover controllers and namespaces under a
  *			   sysfs root
  * @sysfs:	"/sys", or a copy of its class/ and devices/ trees (tests)

@@ -166,18 +166,20 @@ static int watch_start(struct vwc_sidecar *wr, const struct vwc_opts *o,
 {
 	struct vwc_kwatch *kw;
 	char why[300];
+	uint64_t sig;
 	int r;
 
 	memset(wr, 0, sizeof(*wr));
 	wr->src.ifd = -1;
 	wr->textfile = o->textfile;
-	/* the names before the first scan (vwc_watch_rescan()) */
-	vwc_watch_topo_changed(wr);
+	/* the names before the first scan (as vwc_watch_rescan() reads them) */
+	sig = vwc_topo_names_sig("/sys");
 	r = vwc_run_init(&wr->run, "watch", cfg);
 	if (r) {
 		vwc_err("watch: cannot scan NVMe devices: %s", strerror(-r));
 		return r;
 	}
+	wr->scanned_sig = sig;
 	wr->run.keep_restored = true;
 	vwc_model_init(&wr->model, &wr->run.topo, &vwc_watch_ops, wr);
 	r = vwc_src_open(&wr->src, wr->run.udev);
@@ -290,7 +292,7 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
 		vwc_model_safety_net(&wr->model);
 		/* paths that joined without an event */
 		if (vwc_watch_topo_changed(wr))
-			wr->model.rescan = wr->model.reshape = true;
+			wr->model.rescan = true;
 		*next_net = t + period;
 		wr->model.publish = true;	/* also the heartbeat */
 		if (!u->due)

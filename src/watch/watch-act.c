@@ -134,18 +134,18 @@ void vwc_watch_rescan(struct vwc_sidecar *wr)
 	double t0 = thread_cpu_now();
 	/* the names before the scan: one that comes during it differs next
 	 * time, and is scanned then */
-	bool changed = vwc_watch_topo_changed(wr);
+	uint64_t sig = vwc_topo_names_sig("/sys");
 	int r;
 
-	if (vwc_model_scan_skips(&wr->model, changed))
+	if (vwc_model_scan_skips(&wr->model, sig != wr->scanned_sig))
 		return;
 	r = vwc_run_rescan(&wr->run);
 	if (r) {
+		/* asked again; the last scan's names stay the reference */
 		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
-		/* the names are read, the topology is not */
-		wr->model.reshape = true;
 		return;
 	}
+	wr->scanned_sig = sig;
 	wr->model.topo = &wr->run.topo;
 	vwc_model_sync(&wr->model, vwc_watch_now());
 	vwc_watch_publish_fast(wr);
@@ -155,37 +155,9 @@ void vwc_watch_rescan(struct vwc_sidecar *wr)
 		 wr->run.topo.nr_ctrls, wr->run.topo.nr_ns);
 }
 
-static uint64_t class_sig(const char *dir)
-{
-	uint64_t sig = 0;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		uint64_t h = 14695981039346656037ULL;
-		const char *p;
-
-		if (strncmp(de->d_name, "nvme", 4))
-			continue;
-		for (p = de->d_name; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		sig += h;	/* readdir's order does not matter */
-	}
-	closedir(d);
-	return sig;
-}
-
 bool vwc_watch_topo_changed(struct vwc_sidecar *wr)
 {
-	uint64_t sig = class_sig("/sys/class/nvme") * 31 +
-		       class_sig("/sys/class/block");
-
-	if (sig == wr->sysfs_sig)
-		return false;
-	wr->sysfs_sig = sig;
-	return true;
+	return vwc_topo_names_sig("/sys") != wr->scanned_sig;
 }
 
 void vwc_watch_open_retry(struct vwc_sidecar *wr)
@@ -431,7 +403,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double held = vwc_lock_longest_ms();
-	bool full = false;
+	bool full = false, republish = false;
 	int i;
 
 	wr->model.evaluations++;
@@ -493,8 +465,12 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 			continue;
 		n->expected = tn->kernel_held ? tn->after : tn->decision.mode;
 		n->no_vwc = tn->no_vwc;
+		/* a namespace the fast path leaves alone has a cache now */
+		republish |= n->own_bit && tn->no_vwc != VWC_TRI_YES;
 		n->own_bit = tn->no_vwc == VWC_TRI_YES;
 	}
+	if (republish)
+		vwc_watch_publish_fast(wr);
 }
 
 void vwc_watch_evaluate(struct vwc_sidecar *wr)

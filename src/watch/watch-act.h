@@ -24,8 +24,9 @@
  * @model:	what is known and pending
  * @src:	the event sources
  * @textfile:	node_exporter textfile, or NULL
- * @sysfs_sig:	the names under /sys/class/nvme and /sys/class/block, as
- *		vwc_watch_topo_changed() last saw them
+ * @scanned_sig: the device objects under /sys/class/nvme and
+ *		/sys/class/block (vwc_topo_names_sig()) as read before the
+ *		last scan that succeeded
  * @lock_fails:	evaluations in a row that could not take the writers'
  *		lock for an error of its own (not another writer's hold)
  */
@@ -34,7 +35,7 @@ struct vwc_sidecar {
 	struct vwc_model model;
 	struct vwc_watch_src src;
 	const char *textfile;
-	uint64_t sysfs_sig;
+	uint64_t scanned_sig;
 	int lock_fails;
 };
 
@@ -60,8 +61,8 @@ void vwc_watch_rescan(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_topo_changed() - did a controller, namespace or path come or
- *			      go since the last call (names under
- *			      /sys/class/nvme and /sys/class/block)
+ *			      go since the last scan (the device objects
+ *			      under /sys/class/nvme and /sys/class/block)
  * @wr:	sidecar
  *
  * One readdir of each: cheap enough for every safety-net round, for the

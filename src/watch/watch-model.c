@@ -316,6 +316,9 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			n->no_vwc = VWC_TRI_UNKNOWN;
 			n->expected = VWC_MODE_NONE;
 			n->own_bit = false;
+			/* its device nodes are new too: watched again */
+			if (w->ops && w->ops->ns_added)
+				w->ops->ns_added(w, n->name);
 			vwc_model_note_ns(w, n->name);
 		}
 		if (n) {

@@ -49,8 +49,8 @@
  * or in write through by its own "no volatile write cache" bit, which a
  * namespace reports the same through every path: an array's controllers
  * over fabrics, a connect of a hundred subsystems; and a re-check's scan
- * is skipped when no name changed: vwc_model_scan_skips()). What the wait can cost, at most max(1 s, four
- * times a scan): a path that joins, through a controller whose cache is
+ * is skipped when no device object changed: vwc_model_scan_skips()).
+ * What the wait can cost, at most max(1 s, four times a scan): a path that joins, through a controller whose cache is
  * on, a head whose bit another target answered differently (read again
  * when the scan sees the join), or a head left in write through with no
  * path at all while the sidecar started (no controller to judge it by).
@@ -215,10 +215,10 @@ struct vwc_model_ops {
  * @rescan:	the topology must be discovered again
  * @recheck:	controllers or paths may have come or changed: a rescan at
  *		once or gathered (vwc_model_timers(), vwc_model_wt_at_stake())
- * @reshape:	the next scan was asked for by an add or a remove, events
- *		lost, or a scan that failed, not only by a re-check: it is
- *		done even if no name under /sys/class/nvme and
- *		/sys/class/block changed (vwc_model_scan_skips())
+ * @reshape:	the next scan was asked for by an add or a remove, or
+ *		events lost, not only by a re-check: it is done even if no
+ *		device object under /sys/class/nvme and /sys/class/block
+ *		came or went (vwc_model_scan_skips())
  * @publish:	something was seen: the textfile is to be rewritten
  * @ctrl:	the controllers watched
  * @nr_ctrl:	how many
@@ -380,17 +380,20 @@ void vwc_model_rescanned(struct vwc_model *w, double cost);
 /**
  * vwc_model_scan_skips() - is the scan asked for needless
  * @w:		model
- * @names_changed: a name under /sys/class/nvme or /sys/class/block came
- *		or went since the names were last read (read before the
+ * @names_changed: a device object under /sys/class/nvme or
+ *		/sys/class/block came or went since the last scan (its name
+ *		and inode number: vwc_topo_names_sig(), read before the
  *		scan, so that one coming during it is seen next time)
  *
  * The re-checks after a reset, a reconnect or a controller's add (its
  * settle timers: 0.3, 1.5 and 5 s) ask for a scan in case the kernel
  * brought multipath paths without a uevent; a path brings its node's
- * name (nvme<S>c<C>n<N>), and the names say the shape: which controllers
- * reach which namespace. So a scan only re-checks asked for (no add or
- * remove event, no events lost, @w->reshape false) is skipped when no
- * name changed, as the safety net's round is: at a fabrics connect, each
+ * name (nvme<S>c<C>n<N>), the names say the shape (which controllers
+ * reach which namespace), and a disk or controller replaced under its
+ * name has a new inode number. So a scan only re-checks asked for (no
+ * add or remove event, no events lost, @w->reshape false) is skipped
+ * when none of them changed, as the safety net's round is: at a fabrics
+ * connect, each
  * controller's re-checks cost a scan each of the whole host before. What
  * a re-check reads of the controller itself (Identify, WCE, SMART) is
  * read through its descriptor either way.

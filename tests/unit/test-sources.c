@@ -143,6 +143,9 @@ int main(void)
 	static const struct step reset[] = {
 		{ { "change", "nvme1", "nvme", NULL }, 0 },
 	};
+	static const struct step unknown[] = {
+		{ { "change", "nvme7", "nvme", NULL }, 0 },
+	};
 	static const struct step ctrl_add[] = {
 		{ { "add", "nvme2", "nvme", NULL }, 0 },
 	};
@@ -190,6 +193,10 @@ int main(void)
 	run(&w, reset, 1);
 	ok(c1->full && w.recheck && !w.reshape,
 	   "a reset or reconnect: re-checks, a scan skipped if no name changed");
+	clear(&w);
+	run(&w, unknown, 1);
+	ok(w.recheck && w.reshape,
+	   "a change of a controller not watched yet: scanned though the names look the same");
 	clear(&w);
 	run_from(&w, ctrl_add, 1, false);
 	ok(w.recheck && w.reshape,

@@ -502,6 +502,45 @@ int main(void)
 		vwc_topo_free(&full);
 	}
 
+	/*
+	 * The names' signature (vwc_topo_names_sig()): the same tree, the
+	 * same number; another name, or a device object that went and came
+	 * back under its name (a new entry, so a new inode: made beside the
+	 * old one and renamed over it, so that the file system cannot hand
+	 * the freed number out again, as sysfs never does soon), another.
+	 */
+	{
+		uint64_t s0 = vwc_topo_names_sig(root), s1;
+		char a[600], b[600];
+
+		ok(s0 && s0 == vwc_topo_names_sig(root),
+		   "names' signature: the same tree, the same number");
+		snprintf(a, sizeof(a), "%s/class/block/sda", root);
+		ok(!symlink("../../devices/sda", a) &&
+		   vwc_topo_names_sig(root) == s0,
+		   "names' signature: a name not nvme*: the same");
+		snprintf(a, sizeof(a), "%s/class/block/nvme20n1.new", root);
+		snprintf(b, sizeof(b), "%s/class/block/nvme20n1", root);
+		if (!symlink("x", a) && !rename(a, b)) {
+			s1 = vwc_topo_names_sig(root);
+			ok(s1 != s0,
+			   "names' signature: nvme20n1 gone and back under its name: another");
+		} else {
+			ok(0, "names' signature: replace nvme20n1: %s",
+			   strerror(errno));
+			s1 = s0;
+		}
+		snprintf(a, sizeof(a), "%s/class/nvme/nvme99", root);
+		ok(!symlink("x", a) && vwc_topo_names_sig(root) != s1,
+		   "names' signature: a new controller's name: another");
+		unlink(a);
+		ok(vwc_topo_names_sig(root) == s1,
+		   "names' signature: it gone again: as before");
+		snprintf(want, sizeof(want), "%s/nonexistent", root);
+		ok(vwc_topo_names_sig(want) == 0,
+		   "names' signature: no class directories: 0");
+	}
+
 	/* a missing class directory (no nvme driver) is an empty host */
 	snprintf(want, sizeof(want), "%s/nonexistent", root);
 	r = vwc_topo_scan_sysfs(want, &t);

@@ -480,10 +480,13 @@ int main(void)
 		topo(&t, false);
 		nss[0].no_vwc = nss[1].no_vwc = VWC_TRI_UNKNOWN;
 		clear_marks(&w);
+		i = ns_added;
 		vwc_model_sync(&w, 42);
 		ok(nss[0].no_vwc == VWC_TRI_UNKNOWN && n0->no_vwc == VWC_TRI_UNKNOWN &&
 		   n0->ident == 501 && c0->wce && nss[1].no_vwc == VWC_TRI_NO,
 		   "bit: another disk under the name: not carried, its controller reads again");
+		ok(ns_added == i + 1,
+		   "another disk under the name: its device nodes watched again");
 		n0->no_vwc = VWC_TRI_YES;
 		nss[0].no_vwc = VWC_TRI_YES;
 		ns_idents[0] = 0;	/* identity unknown: never carried */
