@@ -97,19 +97,6 @@ sidecar_start /tmp/watch.log $V
 wait_for - 120 test -e /run/nvme-vwc-sync/sidecar-active ||
 	info "no /run/nvme-vwc-sync/sidecar-active: this build's sidecar does not make it"
 cpu() { awk '{ print $14 + $15 }' "/proc/$SC_PID/stat"; }
-cpu_quiet() { # until its CPU time stays the same for 3 s, at most $1 s
-	_n=0 _q=0 _c0=-1
-	while [ $_n -lt "$1" ]; do
-		_c=$(cpu)
-		if [ "$_c" = "$_c0" ]; then _q=$((_q + 1)); else _q=0; fi
-		[ $_q -ge 3 ] && return 0
-		_c0=$_c
-		sleep 1
-		_n=$((_n + 1))
-	done
-	info "the sidecar still busy after $1 s"
-	return 1
-}
 # vwc.fs_strace=1: the sidecar's system calls counted over the phase
 # (strace -c: slower, for a look at where its time goes, not a figure)
 ST=''
@@ -121,7 +108,7 @@ fi
 c0=$(cpu)
 phase "with the rule and the sidecar" sc
 _q0=$(now)
-cpu_quiet 600
+steady 600 cpu || info "the sidecar still busy after 600 s"
 echo "BENCH: with the rule and the sidecar${V:+ (-v -v)}: the sidecar idle $(((($(now) - _q0) / 1000000) - 3000)) ms after settle (3 s of no CPU not counted); its CPU $(($(cpu) - c0)) ticks; modes $(modes)"
 [ "$T_off" = 0 ] ||
 	echo "BENCH: with the rule and the sidecar / opted out: $(awk -v a="$T_sc" -v b="$T_off" 'BEGIN { printf "%.2fx", a / b }')"

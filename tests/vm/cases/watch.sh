@@ -50,18 +50,7 @@ check_eq "after rescan_controller: write through" "$(wc "$ns")" "write through"
 # quiet: until the sidecar's log (-v -v: every step) has not grown for 3 s:
 # the rescan's re-checks (0.3, 1.5, 5 s) and the release of an idle
 # descriptor 1 s after its last use are over; at most 30 s
-quiet() {
-	_n=0 _q=0 _s0=-1
-	while [ $_n -lt 30 ]; do
-		_s=$(stat -c %s /tmp/watch.log)
-		if [ "$_s" = "$_s0" ]; then _q=$((_q + 1)); else _q=0; fi
-		[ $_q -ge 3 ] && return 0
-		_s0=$_s
-		sleep 1
-		_n=$((_n + 1))
-	done
-	info "watch: the sidecar's log still grew after 30 s"
-}
+quiet() { log_quiet /tmp/watch.log 30 || :; }
 
 # idle: no CPU, and descriptors stable over many events
 quiet

@@ -98,16 +98,24 @@ flushes_for() {
 # not grown for 3 s, at most MAX seconds (default 30): re-checks and the
 # release of idle descriptors are over. False (and said) if it still grew.
 log_quiet() {
-	_n=0 _q=0 _s0=-1
-	while [ $_n -lt "${2:-30}" ]; do
-		_s=$(stat -c %s "$1")
+	steady "${2:-30}" stat -c %s "$1" && return 0
+	info "$1 still grew after ${2:-30} s"
+	return 1
+}
+
+# steady SECONDS CMD...: until CMD's output stays the same over 3 s (a
+# look a second), at most SECONDS; status 1 if it never did
+steady() {
+	_n=0 _q=0 _s0=-1 _max=$1
+	shift
+	while [ $_n -lt "$_max" ]; do
+		_s=$("$@")
 		if [ "$_s" = "$_s0" ]; then _q=$((_q + 1)); else _q=0; fi
 		[ $_q -ge 3 ] && return 0
 		_s0=$_s
 		sleep 1
 		_n=$((_n + 1))
 	done
-	info "$1 still grew after ${2:-30} s"
 	return 1
 }
 
