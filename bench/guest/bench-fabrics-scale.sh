@@ -24,6 +24,11 @@ setup_fail() { fail "fabrics-scale: setup" "$1"; finish; exit 1; }
 nl_size
 nl_setup fabrics-scale s 1
 
+# nvme-cli's connect and disconnect fail past about 1,000 namespaces
+# with the usual soft limit of 1,024 descriptors ("Failed to open
+# /dev/nvme-fabrics: Too many open files", nvme-cli 2.3): root raises it
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || :
+info "descriptors: at most $(ulimit -n) a process"
 BIN=$(command -v nvme-vwc-sync)
 start_udev >/dev/null 2>&1 || setup_fail "udevd"
 
@@ -33,11 +38,14 @@ nsn() { ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$'; }
 
 # phase NAME: connect every subsystem one after the other, then settle
 phase() {
-	_b0=$(busy) _t0=$(now)
+	_b0=$(busy) _t0=$(now) _said=''
 	s=1
 	while [ $s -le "$S" ]; do
-		nvme connect -t loop -n "nqn.2026-12.org.vwc:s$s" >/dev/null 2>&1 ||
-			info "$1: connect s$s failed"
+		if ! nvme connect -t loop -n "nqn.2026-12.org.vwc:s$s" >/tmp/conn.out 2>&1; then
+			info "$1: connect s$s failed: $(tr '\n' '|' </tmp/conn.out | head -c 300)"
+			[ -n "$_said" ] || info "$1: the kernel said: $(dmesg | tail -n 5 | tr '\n' '|')"
+			_said=1
+		fi
 		s=$((s + 1))
 	done
 	_t1=$(now)
