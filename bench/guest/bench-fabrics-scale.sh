@@ -27,7 +27,9 @@ nl_setup fabrics-scale s 1
 # nvme-cli's connect and disconnect fail past about 1,000 namespaces
 # with the usual soft limit of 1,024 descriptors ("Failed to open
 # /dev/nvme-fabrics: Too many open files", nvme-cli 2.3): root raises it
+# shellcheck disable=SC3045 # the guest's sh (dash, busybox) has ulimit -n
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || :
+# shellcheck disable=SC3045
 info "descriptors: at most $(ulimit -n) a process"
 BIN=$(command -v nvme-vwc-sync)
 start_udev >/dev/null 2>&1 || setup_fail "udevd"

@@ -50,10 +50,11 @@
  * namespace reports the same through every path: an array's controllers
  * over fabrics, a connect of a hundred subsystems; and a re-check's scan
  * is skipped when no device object changed: vwc_model_scan_skips()).
- * What the wait can cost, at most max(1 s, four times a scan): a path that joins, through a controller whose cache is
- * on, a head whose bit another target answered differently (read again
- * when the scan sees the join), or a head left in write through with no
- * path at all while the sidecar started (no controller to judge it by).
+ * What the wait can cost, at most max(1 s, four times a scan): a path
+ * that joins, through a controller whose cache is on, a head whose bit
+ * another target answered differently (read again when the scan sees the
+ * join), or a head left in write through with no path at all while the
+ * sidecar started (no controller to judge it by).
  */
 #define VWC_MODEL_ADD_QUIET_S	0.1
 #define VWC_MODEL_ADD_MAX_S	1.0
@@ -392,11 +393,10 @@ void vwc_model_rescanned(struct vwc_model *w, double cost);
  * reach which namespace), and a disk or controller replaced under its
  * name has a new inode number. So a scan only re-checks asked for (no
  * add or remove event, no events lost, @w->reshape false) is skipped
- * when none of them changed, as the safety net's round is: at a fabrics
- * connect, each
- * controller's re-checks cost a scan each of the whole host before. What
- * a re-check reads of the controller itself (Identify, WCE, SMART) is
- * read through its descriptor either way.
+ * when none of them changed, as the safety net's round is (each
+ * re-check cost a scan of the whole host before). What a re-check reads
+ * of the controller itself (Identify, WCE, SMART) is read through its
+ * descriptor either way.
  *
  * Return: true if skipped (the request is cleared, counted in
  * @w->rescans_skipped); false if the caller scans.
