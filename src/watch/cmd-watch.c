@@ -448,7 +448,7 @@ int cmd_watch(int argc, char **argv)
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) > 0) {
-				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms, %lu topology scans taking %.1f s of CPU, %lu re-checks with the same names not scanned)",
+				vwc_notice("signal %u: stopping (%lu events, %lu kernel events, %lu evaluations, longest hold of the writers' lock %.1f ms, %lu topology scans taking %.1f s of CPU, %lu re-checks' scans skipped: no device object came or went)",
 					   si.ssi_signo, wr.model.events,
 					   wr.model.kernel_events,
 					   wr.model.evaluations,

@@ -235,8 +235,8 @@ struct vwc_model_ops {
  * @rescan_cost: what the last scan cost (CPU seconds, with what follows
  *		from it: vwc_watch_rescan())
  * @rescans:	scans done, for the log
- * @rescans_skipped: re-checks that found the same names and did not
- *		scan, for the log
+ * @rescans_skipped: re-checks' scans skipped (no device object came or
+ *		went: vwc_model_scan_skips()), for the log
  * @rescan_total: their cost (CPU seconds), for the log
  * @events:	events the sources handed in (udev, inotify), for the log
  * @evaluations: controllers evaluated, for the log
