@@ -131,6 +131,7 @@ sidecar_stop "the sidecar stops cleanly"
 # what the sidecar did: its stop line's counts, and its log's lines by
 # kind (device names and numbers taken out), the most frequent first
 echo "BENCH: the sidecar's own count: $(grep -o 'stopping (.*)' /tmp/watch.log | tail -n 1)"
+echo "BENCH: the sidecar's own account: $(grep -o 'its CPU: .*' /tmp/watch.log | tail -n 1)"
 sed -e 's/^nvme-vwc-sync: //' -e 's/nvme[0-9]*c[0-9]*n[0-9]*/P/g' -e 's/nvme[0-9]*n[0-9]*/N/g' \
 	-e 's/nvme[0-9]*/C/g' -e 's/[0-9][0-9.]*/#/g' /tmp/watch.log | sort | uniq -c | sort -rn | head -n 12 |
 	while read -r n l; do echo "BENCH: sidecar log: $n x $l"; done

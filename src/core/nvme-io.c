@@ -21,6 +21,20 @@ _Static_assert(VWC_NVME_CTRL_VWC_PRESENT == NVME_CTRL_VWC_PRESENT,
 _Static_assert(VWC_NVME_SMART_CW_VOLATILE_MEMORY ==
 	       NVME_SMART_CRIT_VOLATILE_MEMORY, "SMART volatile memory bit");
 
+/* admin commands sent, by kind (vwc_nvme_sent()): relaxed atomics, as
+ * the sidecar's threads may share them */
+static unsigned long sent[VWC_NVME_SENT_N];
+
+static void count(enum vwc_nvme_sent_kind k)
+{
+	__atomic_fetch_add(&sent[k], 1, __ATOMIC_RELAXED);
+}
+
+unsigned long vwc_nvme_sent(enum vwc_nvme_sent_kind k)
+{
+	return __atomic_load_n(&sent[k], __ATOMIC_RELAXED);
+}
+
 int vwc_nvme_open(const char *devnode)
 {
 	int fd = open(devnode, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -51,6 +65,7 @@ int vwc_nvme_identify_ctrl(int fd, uint8_t *vwc, uint32_t *ver, char mn[41],
 	int r;
 
 	memset(&id, 0, sizeof(id));
+	count(VWC_NVME_SENT_ID_CTRL);
 	r = vwc_io_identify_ctrl(fd, &id);
 	if (r)
 		return r;
@@ -74,6 +89,7 @@ int vwc_nvme_active_nsids(int fd, uint32_t **ids, int *n)
 		return -ENOMEM;
 	for (;;) {
 		memset(page, 0, sizeof(*page));
+		count(VWC_NVME_SENT_NS_LIST);
 		r = vwc_io_identify_active_ns(fd, last, page);
 		if (r)
 			break;
@@ -111,6 +127,7 @@ int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc)
 	int r;
 
 	memset(&id, 0, sizeof(id));
+	count(VWC_NVME_SENT_ID_NS);
 	r = vwc_io_identify_ns_indep(fd, nsid, &id);
 	if (!r)
 		*no_vwc = id.nsfeat & VWC_NVME_NS_FEAT_VWC_NOT_PRESENT;
@@ -120,7 +137,10 @@ int vwc_nvme_ns_no_vwc(int fd, uint32_t nsid, bool *no_vwc)
 int vwc_nvme_get_wce(int fd, bool *wce)
 {
 	__u32 result = 0;
-	int r = vwc_io_get_features(fd, NVME_FEAT_FID_VOLATILE_WC, &result);
+	int r;
+
+	count(VWC_NVME_SENT_WCE);
+	r = vwc_io_get_features(fd, NVME_FEAT_FID_VOLATILE_WC, &result);
 
 	if (!r)
 		*wce = NVME_FEAT_VWC_WCE(result);
@@ -129,6 +149,7 @@ int vwc_nvme_get_wce(int fd, bool *wce)
 
 int vwc_nvme_set_wce(int fd, bool wce)
 {
+	count(VWC_NVME_SENT_OTHER);
 	return vwc_io_set_features(fd, NVME_FEAT_FID_VOLATILE_WC,
 				   NVME_SET(wce ? 1 : 0, FEAT_VWC_WCE));
 }
@@ -139,6 +160,7 @@ int vwc_nvme_smart_warning(int fd, uint8_t *cw)
 	int r;
 
 	memset(&log, 0, sizeof(log));
+	count(VWC_NVME_SENT_SMART);
 	r = vwc_io_get_log_smart(fd, &log);
 	if (!r)
 		*cw = log.critical_warning;
@@ -147,23 +169,29 @@ int vwc_nvme_smart_warning(int fd, uint8_t *cw)
 
 int vwc_nvme_get_aec(int fd, uint32_t *aec)
 {
+	count(VWC_NVME_SENT_OTHER);
 	return vwc_io_get_features(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
 }
 
 int vwc_nvme_set_aec(int fd, uint32_t aec)
 {
+	count(VWC_NVME_SENT_OTHER);
 	return vwc_io_set_features(fd, NVME_FEAT_FID_ASYNC_EVENT, aec);
 }
 
 int vwc_nvme_flush(int fd, uint32_t nsid)
 {
+	count(VWC_NVME_SENT_OTHER);
 	return vwc_io_flush(fd, nsid);
 }
 
 int vwc_nvme_get_irq_coalesce(int fd, uint8_t *thr, uint8_t *time)
 {
 	__u32 result = 0;
-	int r = vwc_io_get_features(fd, NVME_FEAT_FID_IRQ_COALESCE, &result);
+	int r;
+
+	count(VWC_NVME_SENT_OTHER);
+	r = vwc_io_get_features(fd, NVME_FEAT_FID_IRQ_COALESCE, &result);
 
 	if (!r) {
 		*thr = NVME_GET(result, FEAT_IRQC_THR);
@@ -174,6 +202,7 @@ int vwc_nvme_get_irq_coalesce(int fd, uint8_t *thr, uint8_t *time)
 
 int vwc_nvme_set_irq_coalesce(int fd, uint8_t thr, uint8_t time)
 {
+	count(VWC_NVME_SENT_OTHER);
 	return vwc_io_set_features(fd, NVME_FEAT_FID_IRQ_COALESCE,
 				   NVME_SET(thr, FEAT_IRQC_THR) |
 				   NVME_SET(time, FEAT_IRQC_TIME));

@@ -120,8 +120,7 @@ const struct vwc_model_ops vwc_watch_ops = {
 	.ns_ident = op_ns_ident,
 };
 
-/* CPU seconds of this thread: a scan's cost, not the time others ran */
-static double thread_cpu_now(void)
+double vwc_watch_cpu_now(void)
 {
 	struct timespec ts;
 
@@ -131,7 +130,7 @@ static double thread_cpu_now(void)
 
 void vwc_watch_rescan(struct vwc_sidecar *wr)
 {
-	double t0 = thread_cpu_now();
+	double t0 = vwc_watch_cpu_now();
 	/* the names before the scan: one that comes during it differs next
 	 * time, and is scanned then */
 	uint64_t sig = vwc_topo_names_sig("/sys");
@@ -150,7 +149,7 @@ void vwc_watch_rescan(struct vwc_sidecar *wr)
 	vwc_model_sync(&wr->model, vwc_watch_now());
 	vwc_watch_publish_fast(wr);
 	/* the scan and what follows from it: each is over everything */
-	vwc_model_rescanned(&wr->model, thread_cpu_now() - t0);
+	vwc_model_rescanned(&wr->model, vwc_watch_cpu_now() - t0);
 	vwc_info("topology: %d controller(s), %d namespace(s)",
 		 wr->run.topo.nr_ctrls, wr->run.topo.nr_ns);
 }
@@ -402,7 +401,7 @@ static double lock_retry_in(struct vwc_sidecar *wr)
 static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
-	double held = vwc_lock_longest_ms();
+	double held = vwc_lock_longest_ms(), t0 = vwc_watch_cpu_now();
 	bool full = false, republish = false;
 	int i;
 
@@ -420,6 +419,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	for (i = 0; full && i < t->nr_ns; i++)
 		if (t->ns[i].wanted)
 			t->ns[i].no_vwc = VWC_TRI_UNKNOWN;
+	wr->model.full_evaluations += full;
 	vwc_probe_ns(&wr->run);
 	wr->run.lock_wait_ms = 0;
 	vwc_run_apply(&wr->run);
@@ -471,6 +471,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	}
 	if (republish)
 		vwc_watch_publish_fast(wr);
+	wr->model.eval_cpu += vwc_watch_cpu_now() - t0;
 }
 
 void vwc_watch_evaluate(struct vwc_sidecar *wr)

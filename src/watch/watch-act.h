@@ -54,6 +54,15 @@ extern const struct vwc_model_ops vwc_watch_ops;
 double vwc_watch_now(void);
 
 /**
+ * vwc_watch_cpu_now() - CPU seconds of the calling thread
+ *
+ * What a scan or an evaluation cost, not the time others ran meanwhile.
+ *
+ * Return: CLOCK_THREAD_CPUTIME_ID in seconds.
+ */
+double vwc_watch_cpu_now(void);
+
+/**
  * vwc_watch_rescan() - discover the topology again and follow it
  * @wr:	sidecar
  */

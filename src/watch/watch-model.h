@@ -239,8 +239,14 @@ struct vwc_model_ops {
  *		went: vwc_model_scan_skips()), for the log
  * @rescan_total: their cost (CPU seconds), for the log
  * @events:	events the sources handed in (udev, inotify), for the log
+ * @udev_events: of them, udev's (after its rules ran), for the log
+ * @kernel_uevents: of them, the kernel's own uevents, for the log
  * @evaluations: controllers evaluated, for the log
+ * @full_evaluations: of them, full looks (Identify, WCE, SMART and
+ *		each namespace's own bit), for the log
  * @kernel_events: events of the kernel-side detection, for the log
+ * @eval_cpu:	CPU seconds spent evaluating, for the log
+ * @read_cpu:	CPU seconds spent reading the event sources, for the log
  */
 struct vwc_model {
 	struct vwc_topo *topo;
@@ -258,7 +264,9 @@ struct vwc_model {
 	double lock_retry;
 	double rescan_at, rescan_first, rescan_cost, rescan_total;
 	unsigned long events, evaluations, kernel_events, rescans;
-	unsigned long rescans_skipped;
+	unsigned long rescans_skipped, udev_events, kernel_uevents;
+	unsigned long full_evaluations;
+	double eval_cpu, read_cpu;
 };
 
 /**

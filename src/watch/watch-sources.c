@@ -258,6 +258,10 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 			break;
 
 		w->events++;
+		if (kernel)
+			w->kernel_uevents++;
+		else
+			w->udev_events++;
 		action = udev_device_get_action(dev);
 		action = action ? action : "?";
 		sysname = udev_device_get_sysname(dev);

@@ -111,7 +111,7 @@ static void clear(struct vwc_model *w)
 		w->ctrl[i].full = w->ctrl[i].wce = false;
 	w->rescan = w->recheck = w->reshape = false;
 	w->rescan_at = w->rescan_first = 0;
-	w->events = 0;
+	w->events = w->udev_events = w->kernel_uevents = 0;
 }
 
 static void run_from(struct vwc_model *w, const struct step *s, int n,
@@ -183,8 +183,13 @@ int main(void)
 
 	clear(&w);
 	run(&w, plain, 2);
-	ok(received == 2 && w.events == 2, "plain: both events read (%d)",
+	ok(received == 2 && w.events == 2 && w.kernel_uevents == 2 &&
+	   !w.udev_events, "plain: both events read, counted as the kernel's (%d)",
 	   received);
+	clear(&w);
+	run_from(&w, plain, 2, false);
+	ok(w.events == 2 && w.udev_events == 2 && !w.kernel_uevents,
+	   "plain through udev: counted as udev's");
 	ok(c1->full && !c0->full && !w.rescan,
 	   "plain (SMART events): only nvme1 read again, no rescan");
 

@@ -176,5 +176,6 @@ info "udevd said: $(grep -v '^$' /tmp/udevd.log | head -n 5 | tr '\n' '|')"
 check_cmd "udevd: no worker killed, no slow event" sh -c "! grep -qi 'timeout\\|killed\\|taking a long time' /tmp/udevd.log"
 sidecar_stop "the sidecar stops cleanly"
 info "the sidecar's own count: $(grep -o 'stopping (.*)' /tmp/watch.log | tail -n 1)"
+info "the sidecar's own account: $(grep -o 'its CPU: .*' /tmp/watch.log | tail -n 1)"
 nvme disconnect-all >/dev/null 2>&1
 finish
