@@ -148,7 +148,7 @@ timeit() {
 		_i=$((_i + 1))
 	done | med
 }
-echo "BENCH: medians of 5, us: nvme-vwc-sync --version $(timeit "$BIN" --version); sync --quiet --keep-restored $ns (what the rule runs) $(timeit "$BIN" sync --quiet --keep-restored "$ns"); sync --dry-run $ns $(timeit "$BIN" sync --dry-run "$ns")"
+echo "BENCH: medians of 5, us: /bin/true (a process start) $(timeit /bin/true); nvme-vwc-sync --version (with its libraries) $(timeit "$BIN" --version); sync --quiet --keep-restored $ns (what the rule runs) $(timeit "$BIN" sync --quiet --keep-restored "$ns"); sync --dry-run $ns $(timeit "$BIN" sync --dry-run "$ns")"
 # what the rule runs for a controller's add or connected event, and
 # where its system calls go (strace -c: slower, for the split)
 c=$(ls /sys/class/nvme | head -n 1)

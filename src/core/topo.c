@@ -193,10 +193,20 @@ static int add_ctrl(struct scan *sc, const char *sysname,
 	return 0;
 }
 
+static int cmp_ctrl_name(const void *key, const void *b);
+
 int vwc_topo_find_ctrl(const struct vwc_topo *t, const char *name)
 {
+	const struct vwc_ctrl *c;
 	int i;
 
+	/* each event looks a controller up: at array scale, hundreds */
+	if (t->sorted) {
+		c = t->nr_ctrls ? bsearch(name, t->ctrls, t->nr_ctrls,
+					  sizeof(*t->ctrls), cmp_ctrl_name) :
+				  NULL;
+		return c ? (int)(c - t->ctrls) : -1;
+	}
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (!strcmp(t->ctrls[i].name, name))
 			return i;
@@ -213,12 +223,15 @@ int vwc_topo_find_ns(const struct vwc_topo *t, const char *name)
 	const struct vwc_ns *ns;
 	int i;
 
-	/* a scan sorts them by name (scan()); one made otherwise is walked */
+	/* a scan sorts them by name (scan()); one made otherwise is walked
+	 * (a name not there, as a namespace's not scanned yet, is not) */
 	if (t->nr_ns) {
 		ns = bsearch(name, t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns_name);
 		if (ns)
 			return (int)(ns - t->ns);
 	}
+	if (t->sorted)
+		return -1;
 	for (i = 0; i < t->nr_ns; i++)
 		if (!strcmp(t->ns[i].name, name))
 			return i;
@@ -663,6 +676,7 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope)
 			t->ns = arr;
 		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
 	}
+	t->sorted = true;
 	/* no active namespace list read yet: a peer may reach any */
 	vwc_topo_link_reach(t);
 	for (i = 0; i < t->nr_ctrls; i++)

@@ -184,6 +184,9 @@ struct vwc_ns {
  * @others:	the controllers a scan of some subsystems passed over (by
  *		name): there at the scan, in another subsystem
  * @nr_others:	how many
+ * @sorted:	@ctrls and @ns are in the order of their names, as a scan
+ *		leaves them: vwc_topo_find_ctrl() and vwc_topo_find_ns()
+ *		bisect (one built otherwise, by a test, is walked)
  */
 struct vwc_topo {
 	struct vwc_ctrl *ctrls;
@@ -193,6 +196,7 @@ struct vwc_topo {
 	char sysfs[256];
 	char (*others)[VWC_NAME_LEN];
 	int nr_others;
+	bool sorted;
 };
 
 /**

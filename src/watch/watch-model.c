@@ -55,14 +55,24 @@ static struct vwc_wctrl *find_instance(struct vwc_model *w, int instance)
 	return NULL;
 }
 
+static int cmp_wns(const void *a, const void *b)
+{
+	return strcmp(((const struct vwc_wns *)a)->name,
+		      ((const struct vwc_wns *)b)->name);
+}
+
+static int cmp_wns_name(const void *key, const void *e)
+{
+	return strcmp(key, ((const struct vwc_wns *)e)->name);
+}
+
+/* in name order (vwc_model_sync() sorts them): at array scale an
+ * evaluation looks up each of its namespaces among thousands */
 struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name)
 {
-	int i;
-
-	for (i = 0; i < w->nr_ns; i++)
-		if (!strcmp(w->ns[i].name, name))
-			return &w->ns[i];
-	return NULL;
+	if (!w->nr_ns)
+		return NULL;
+	return bsearch(name, w->ns, w->nr_ns, sizeof(*w->ns), cmp_wns_name);
 }
 
 static void forget_ctrl(struct vwc_model *w, int i)
@@ -257,9 +267,15 @@ static struct vwc_wns *find_ns_in(struct vwc_model *w, const int *idx,
 {
 	struct ns_key key = { .ns = w->ns, .name = name };
 	const int *e;
+	int i;
 
-	if (!idx)
-		return vwc_model_find_ns(w, name);
+	/* no memory for the index: a walk over the first @nr */
+	if (!idx) {
+		for (i = 0; i < nr; i++)
+			if (!strcmp(w->ns[i].name, name))
+				return &w->ns[i];
+		return NULL;
+	}
 	e = bsearch(&key, idx, nr, sizeof(*idx), cmp_ns_key);
 	return e ? &w->ns[*e] : NULL;
 }
@@ -366,6 +382,8 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			w->ops->ns_gone(w, w->ns[i].name);
 		w->ns[i--] = w->ns[--w->nr_ns];
 	}
+	if (w->nr_ns)
+		qsort(w->ns, w->nr_ns, sizeof(*w->ns), cmp_wns);
 }
 
 /* Pending entry @i given up on: its completion is still listened to. */

@@ -223,7 +223,8 @@ struct vwc_model_ops {
  * @publish:	something was seen: the textfile is to be rewritten
  * @ctrl:	the controllers watched
  * @nr_ctrl:	how many
- * @ns:		the namespaces watched
+ * @ns:		the namespaces watched, in the order of their names after
+ *		each vwc_model_sync() (vwc_model_find_ns() bisects)
  * @nr_ns:	how many
  * @attach:	the kernel-side detection may attach more now (a controller
  *		or a CPU appeared, the safety net's round)

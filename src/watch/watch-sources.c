@@ -84,12 +84,42 @@ void vwc_src_close(struct vwc_watch_src *s)
 	s->ifd = -1;
 }
 
+/*
+ * Where @wd is in s->wds, kept in increasing order of wd: an event finds
+ * its watch in log n steps, not by a walk over every node watched (at
+ * fabrics scale thousands, for each of hundreds of thousands of events).
+ * Return: its index, or where it would go; *found says which.
+ */
+static int wd_pos(const struct vwc_watch_src *s, int wd, bool *found)
+{
+	int lo = 0, hi = s->nr_wds;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (s->wds[mid].wd < wd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < s->nr_wds && s->wds[lo].wd == wd;
+	return lo;
+}
+
+static void wd_remove(struct vwc_watch_src *s, int i)
+{
+	memmove(&s->wds[i], &s->wds[i + 1],
+		(size_t)(s->nr_wds - i - 1) * sizeof(*s->wds));
+	s->nr_wds--;
+}
+
 static void add_wd(struct vwc_watch_src *s, const char *path,
 		   const char *name, bool ctl_file)
 {
 	uint32_t mask = ctl_file ? IN_CLOSE_WRITE :
 				   IN_CLOSE_WRITE | IN_CLOSE_NOWRITE;
 	struct vwc_wd *e;
+	bool found;
 	int wd, i;
 
 	wd = inotify_add_watch(s->ifd, path, mask);
@@ -103,16 +133,19 @@ static void add_wd(struct vwc_watch_src *s, const char *path,
 		}
 		return;
 	}
-	for (i = 0; i < s->nr_wds; i++)
-		if (s->wds[i].wd == wd)
-			return;
+	i = wd_pos(s, wd, &found);
+	if (found)
+		return;
 	e = realloc(s->wds, (s->nr_wds + 1) * sizeof(*e));
 	if (!e) {
 		inotify_rm_watch(s->ifd, wd);
 		return;
 	}
 	s->wds = e;
-	e = &s->wds[s->nr_wds++];
+	memmove(&s->wds[i + 1], &s->wds[i],
+		(size_t)(s->nr_wds - i) * sizeof(*s->wds));
+	s->nr_wds++;
+	e = &s->wds[i];
 	e->wd = wd;
 	e->ctl_file = ctl_file;
 	snprintf(e->name, sizeof(e->name), "%s", name);
@@ -154,13 +187,19 @@ void vwc_src_watch_ns(struct vwc_watch_src *s, const char *name)
 
 void vwc_src_unwatch(struct vwc_watch_src *s, const char *name)
 {
-	int j;
+	int i, n = 0;
 
-	for (j = 0; j < s->nr_wds; j++)
-		if (!strcmp(s->wds[j].name, name)) {
-			inotify_rm_watch(s->ifd, s->wds[j].wd);
-			s->wds[j--] = s->wds[--s->nr_wds];
+	/* one pass, the order kept */
+	for (i = 0; i < s->nr_wds; i++) {
+		if (!strcmp(s->wds[i].name, name)) {
+			inotify_rm_watch(s->ifd, s->wds[i].wd);
+			continue;
 		}
+		if (n != i)
+			s->wds[n] = s->wds[i];
+		n++;
+	}
+	s->nr_wds = n;
 }
 
 void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
@@ -183,6 +222,8 @@ void vwc_src_close_quiet(struct vwc_watch_src *s, const char *devnode,
 static void on_inotify_event(struct vwc_watch_src *s, struct vwc_model *w,
 			     const struct inotify_event *ev)
 {
+	struct vwc_wd *e;
+	bool found;
 	int i;
 
 	if (ev->mask & IN_Q_OVERFLOW) {
@@ -190,24 +231,20 @@ static void on_inotify_event(struct vwc_watch_src *s, struct vwc_model *w,
 		vwc_model_note_all(w);
 		return;
 	}
-	for (i = 0; i < s->nr_wds; i++) {
-		struct vwc_wd *e = &s->wds[i];
-
-		if (e->wd != ev->wd)
-			continue;
-		if (ev->mask & IN_IGNORED) {
-			*e = s->wds[--s->nr_wds];
-			return;
-		}
-		if (e->ctl_file && vwc_model_find_ctrl(w, e->name)) {
-			vwc_info("%s: reset or rescan requested", e->name);
-			vwc_model_note_ctrl(w, e->name, true, true, now_s());
-		} else {
-			/* the kernel-side detection runs: a close backs it up */
-			vwc_model_note_close(w, e->name, s->fast != NULL,
-					     now_s());
-		}
+	i = wd_pos(s, ev->wd, &found);
+	if (!found)
 		return;
+	e = &s->wds[i];
+	if (ev->mask & IN_IGNORED) {
+		wd_remove(s, i);
+		return;
+	}
+	if (e->ctl_file && vwc_model_find_ctrl(w, e->name)) {
+		vwc_info("%s: reset or rescan requested", e->name);
+		vwc_model_note_ctrl(w, e->name, true, true, now_s());
+	} else {
+		/* the kernel-side detection runs: a close backs it up */
+		vwc_model_note_close(w, e->name, s->fast != NULL, now_s());
 	}
 }
 

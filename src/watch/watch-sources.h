@@ -45,7 +45,7 @@ struct vwc_wd {
 /**
  * struct vwc_watch_src - every event source of the sidecar
  * @ifd:	inotify descriptor
- * @wds:	its watches
+ * @wds:	its watches, in increasing order of wd (found by bisection)
  * @nr_wds:	how many
  * @inotify_full_warned: the inotify watch limit was reported once
  * @mon:	udevd's events

@@ -6,11 +6,17 @@
  * that overflowed (ENOBUFS: events were lost) must not end the receive
  * loop, and must ask for every controller to be read again and the
  * topology to be discovered again; the end of the queue (EAGAIN) ends it.
+ * The inotify source on real files: a close finds its own controller
+ * among hundreds watched, after watches came and went.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libudev.h>
 
@@ -134,6 +140,130 @@ static void run(struct vwc_model *w, const struct step *s, int n)
 /* a SMART event: nvme1 is read again, nothing else asked for */
 #define AEN	"0x020001"
 
+/* ---- inotify: real files standing in for device nodes ---- */
+
+#define NI	300	/* controllers, three watches each */
+
+static void touch_close(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT, 0600);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* which controllers the model was asked to read, as "i:wce/full," */
+static void flagged(struct vwc_model *w, char *out, size_t len)
+{
+	int i;
+
+	out[0] = '\0';
+	for (i = 0; i < w->nr_ctrl; i++) {
+		size_t l = strlen(out);
+
+		if (w->ctrl[i].wce || w->ctrl[i].full)
+			snprintf(out + l, len - l, "%s:%s,", w->ctrl[i].name,
+				 w->ctrl[i].full ? "full" : "wce");
+		w->ctrl[i].wce = w->ctrl[i].full = false;
+	}
+}
+
+static void test_inotify(void)
+{
+	static struct vwc_ctrl ctrls[NI];
+	char dir[] = "/tmp/vwc-test-sources-XXXXXX", path[600], got[256];
+	struct vwc_watch_src src;
+	struct vwc_topo t;
+	struct vwc_model w;
+	int i, nr;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "inotify: a temporary directory: %s", strerror(errno));
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	memset(&src, 0, sizeof(src));
+	src.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	for (i = 0; i < NI; i++) {
+		struct vwc_ctrl *c = &ctrls[i];
+
+		snprintf(c->name, sizeof(c->name), "nvme%d", i);
+		snprintf(c->devnode, sizeof(c->devnode), "%.100s/%.20s", dir, c->name);
+		snprintf(c->syspath, sizeof(c->syspath), "%.100s/sys-%.20s", dir,
+			 c->name);
+		touch_close(c->devnode, O_RDONLY);
+		mkdir(c->syspath, 0700);
+		snprintf(path, sizeof(path), "%.200s/reset_controller", c->syspath);
+		touch_close(path, O_RDONLY);
+		snprintf(path, sizeof(path), "%.200s/rescan_controller", c->syspath);
+		touch_close(path, O_RDONLY);
+	}
+	t.ctrls = ctrls;
+	t.nr_ctrls = NI;
+	vwc_model_init(&w, &t, &ops, NULL);
+	vwc_model_sync(&w, 0);
+	/* watched in an order of their own: the watch descriptors rise */
+	for (i = 0; i < NI; i++)
+		vwc_src_watch_ctrl(&src, &ctrls[(i * 7) % NI]);
+	nr = src.nr_wds;
+	flagged(&w, got, sizeof(got));
+	ok(src.ifd >= 0 && nr == 3 * NI, "inotify: %d watches (%d)", 3 * NI, nr);
+
+	touch_close(ctrls[137].devnode, O_RDONLY);
+	vwc_src_read_inotify(&src, &w);
+	flagged(&w, got, sizeof(got));
+	ok(!strcmp(got, "nvme137:wce,"),
+	   "inotify: a reader's close of one node: its controller's WCE read, no other (%s)",
+	   got);
+
+	snprintf(path, sizeof(path), "%.200s/reset_controller", ctrls[42].syspath);
+	touch_close(path, O_WRONLY);
+	vwc_src_read_inotify(&src, &w);
+	flagged(&w, got, sizeof(got));
+	ok(!strcmp(got, "nvme42:full,"),
+	   "inotify: a write to reset_controller: that controller read in full (%s)",
+	   got);
+
+	vwc_src_unwatch(&src, "nvme137");
+	touch_close(ctrls[137].devnode, O_RDONLY);
+	touch_close(ctrls[138].devnode, O_RDONLY);
+	vwc_src_read_inotify(&src, &w);
+	flagged(&w, got, sizeof(got));
+	ok(!strcmp(got, "nvme138:wce,") && src.nr_wds == nr - 3,
+	   "inotify: an unwatched node says nothing, its neighbour still does (%s, %d watches)",
+	   got, src.nr_wds);
+
+	/* a node deleted: the kernel drops its watch (IN_IGNORED) */
+	unlink(ctrls[200].devnode);
+	vwc_src_read_inotify(&src, &w);
+	touch_close(ctrls[0].devnode, O_RDONLY);
+	touch_close(ctrls[201].devnode, O_RDONLY);
+	touch_close(ctrls[NI - 1].devnode, O_RDONLY);
+	vwc_src_read_inotify(&src, &w);
+	flagged(&w, got, sizeof(got));
+	snprintf(path, sizeof(path), "nvme0:wce,nvme201:wce,nvme%d:wce,", NI - 1);
+	ok(!strcmp(got, path) && src.nr_wds == nr - 4,
+	   "inotify: a deleted node's watch forgotten; the first, the last and a neighbour still found (%s, %d watches)",
+	   got, src.nr_wds);
+	for (i = 1; i < src.nr_wds; i++)
+		if (src.wds[i - 1].wd >= src.wds[i].wd)
+			break;
+	ok(i >= src.nr_wds, "inotify: the watches in increasing order");
+
+	vwc_model_free(&w);
+	close(src.ifd);
+	free(src.wds);
+	for (i = 0; i < NI; i++) {
+		unlink(ctrls[i].devnode);
+		snprintf(path, sizeof(path), "%.200s/reset_controller", ctrls[i].syspath);
+		unlink(path);
+		snprintf(path, sizeof(path), "%.200s/rescan_controller", ctrls[i].syspath);
+		unlink(path);
+		rmdir(ctrls[i].syspath);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	static const struct step plain[] = {
@@ -225,5 +355,6 @@ int main(void)
 	ok(w.rescan && w.reshape, "ENOBUFS: the topology discovered again");
 
 	vwc_model_free(&w);
+	test_inotify();
 	return tap_done();
 }

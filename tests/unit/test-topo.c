@@ -224,6 +224,19 @@ int main(void)
 
 		is_str(t.ns[i].name, order[i], "namespace %d in version order", i);
 	}
+	/* a scan's topology is looked up by bisection: each at its index,
+	 * a name that is not there (a namespace not scanned yet) nowhere */
+	for (i = 0, r = 0; i < t.nr_ctrls; i++)
+		r += vwc_topo_find_ctrl(&t, t.ctrls[i].name) == i;
+	for (i = 0; i < t.nr_ns; i++)
+		r += vwc_topo_find_ns(&t, t.ns[i].name) == i;
+	ok(t.sorted && r == t.nr_ctrls + t.nr_ns &&
+	   vwc_topo_find_ctrl(&t, "nvme4") < 0 &&
+	   vwc_topo_find_ctrl(&t, "nvme11") < 0 &&
+	   vwc_topo_find_ns(&t, "nvme1n2") < 0 &&
+	   vwc_topo_find_ns(&t, "nvme10n10") < 0,
+	   "scanned: every controller and namespace found by bisection (%d of %d), no absent name",
+	   r, t.nr_ctrls + t.nr_ns);
 	ns = n_by(&t, "nvme0n1");
 	ok(ns && ns->nr_ctrl == 1 && t.ctrls && ns->ctrl[0] < t.nr_ctrls &&
 	   !strcmp(t.ctrls[ns->ctrl[0]].name, "nvme0") &&

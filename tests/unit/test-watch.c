@@ -111,6 +111,53 @@ static void know(struct vwc_wctrl *c, enum vwc_tri present, enum vwc_tri wce)
 	vwc_model_learn(c, &tc);
 }
 
+/*
+ * Many namespaces, named in no order: each found after a sync, after some
+ * went and others came (the model bisects its namespaces by name).
+ */
+static void test_find_ns(void)
+{
+	static struct vwc_ns many[64];
+	struct vwc_model w;
+	struct vwc_topo t;
+	char name[VWC_NAME_LEN];
+	int i, found = 0, absent = 0;
+
+	memset(&t, 0, sizeof(t));
+	memset(many, 0, sizeof(many));
+	for (i = 0; i < 64; i++)	/* nvme37n1, nvme2n1, nvme31n1, ... */
+		snprintf(many[i].name, sizeof(many[i].name), "nvme%dn1",
+			 (i * 35) % 64);
+	t.ns = many;
+	t.nr_ns = 40;
+	vwc_model_init(&w, &t, NULL, NULL);
+	vwc_model_sync(&w, 0);
+	for (i = 0; i < 40; i++)
+		found += vwc_model_find_ns(&w, many[i].name) != NULL &&
+			 !strcmp(vwc_model_find_ns(&w, many[i].name)->name,
+				 many[i].name);
+	ok(found == 40 && w.nr_ns == 40, "find_ns: 40 of 40 found after a sync (%d)",
+	   found);
+	/* the first 16 go, 24 more come */
+	t.ns = many + 16;
+	t.nr_ns = 48;
+	vwc_model_sync(&w, 0);
+	for (i = found = 0; i < 64; i++) {
+		struct vwc_wns *n = vwc_model_find_ns(&w, many[i].name);
+
+		if (i < 16)
+			absent += !n;
+		else
+			found += n && !strcmp(n->name, many[i].name);
+	}
+	snprintf(name, sizeof(name), "nvme64n1");
+	ok(found == 48 && absent == 16 && w.nr_ns == 48 &&
+	   !vwc_model_find_ns(&w, name),
+	   "find_ns: after 16 went and 24 came, 48 found and 16 gone (%d, %d)",
+	   found, absent);
+	vwc_model_free(&w);
+}
+
 int main(void)
 {
 	struct vwc_kw_event sf = { VWC_KW_SET_FEATURES, 0, 7, 0x06, 1, 0, 0 };
@@ -630,5 +677,6 @@ int main(void)
 	vwc_model_free(&w);
 	ok(w.nr_ctrl == 0 && gone == 6 + 0 && ns_gone == 2,
 	   "free: every controller and namespace let go");
+	test_find_ns();
 	return tap_done();
 }
