@@ -341,7 +341,7 @@ static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc)
 	if (c->fd < 0) {
 		/* not live yet: the open retry timer takes it from here */
 		unknown(&wr->run, tc, -ENXIO);
-		c->full = c->wce = false;
+		c->full = c->wce = c->close_check = false;
 		return false;
 	}
 	tc->held_fd = c->fd;
@@ -363,7 +363,7 @@ static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc)
 		tc->facts.wce = VWC_TRI_UNKNOWN;
 		tc->decision = vwc_policy_decide(&tc->facts);
 	}
-	c->full = c->wce = false;
+	c->full = c->wce = c->close_check = false;
 	c->used_at = vwc_watch_now();
 	return full;
 }
@@ -402,7 +402,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double held = vwc_lock_longest_ms(), t0 = vwc_watch_cpu_now();
-	bool full = false, republish = false;
+	bool full = false, republish = false, clean;
 	int i;
 
 	wr->model.evaluations++;
@@ -443,11 +443,17 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 		wr->lock_fails = 0;
 		wr->model.lock_retry = 0;
 	}
+	clean = !wr->run.lock_busy;
 
+	/* every namespace it reaches set (or found) as decided */
+	for (i = 0; i < t->nr_ns && clean; i++)
+		clean = !t->ns[i].wanted || t->ns[i].action != VWC_ACT_FAILED;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
 		struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model, tc->name);
 
+		if (c && tc->wanted)
+			c->clean = clean && tc->probed;
 		if (c && tc->wanted && tc->probed)
 			vwc_model_learn(c, tc);
 		/* write through waited for the lock: read WCE again then */
@@ -474,6 +480,30 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	wr->model.eval_cpu += vwc_watch_cpu_now() - t0;
 }
 
+/*
+ * A close check (watch-model.h: vwc_model_close_read()): Get Features 06h
+ * alone, through the descriptor held (opened again if let go, the same
+ * way a probe does). Return: true if the controller needs its evaluation.
+ */
+static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c,
+			struct vwc_ctrl *tc)
+{
+	enum vwc_tri wce = VWC_TRI_UNKNOWN;
+	bool on;
+
+	if (c->fd < 0 && c->released)
+		reopen(wr, c, tc);
+	if (c->fd >= 0) {
+		vwc_fast_learn_begin(wr->src.fast, c->instance);
+		if (!vwc_nvme_get_wce(c->fd, &on))
+			wce = on ? VWC_TRI_YES : VWC_TRI_NO;
+		vwc_fast_learn_end(wr->src.fast);
+		tc->held_fd = c->fd;
+		c->used_at = vwc_watch_now();
+	}
+	return vwc_model_close_read(&wr->model, c, wce);
+}
+
 void vwc_watch_evaluate(struct vwc_sidecar *wr)
 {
 	struct vwc_model *w = &wr->model;
@@ -484,13 +514,16 @@ void vwc_watch_evaluate(struct vwc_sidecar *wr)
 	for (i = 0; i < w->nr_ctrl; i++) {
 		struct vwc_wctrl *c = &w->ctrl[i];
 
-		if (!c->full && !c->wce)
+		if (!c->full && !c->wce && !c->close_check)
 			continue;
 		ci = vwc_topo_find_ctrl(&wr->run.topo, c->name);
 		if (ci < 0) {		/* gone: the next rescan forgets it */
-			c->full = c->wce = false;
+			c->full = c->wce = c->close_check = false;
 			continue;
 		}
+		if (!c->full && !c->wce &&
+		    !close_check(wr, c, &wr->run.topo.ctrls[ci]))
+			continue;
 		evaluate_ctrl(wr, ci);	/* the others too if the lock is busy */
 	}
 }

@@ -665,7 +665,8 @@ static void due_min(double *due, double t)
 /* nothing to read through its descriptor */
 static bool idle(const struct vwc_wctrl *c)
 {
-	return !c->full && !c->wce && !c->arm_smart && !c->nr_pending;
+	return !c->full && !c->wce && !c->close_check && !c->arm_smart &&
+	       !c->nr_pending;
 }
 
 double vwc_model_timers(struct vwc_model *w, double now)
@@ -691,7 +692,7 @@ double vwc_model_timers(struct vwc_model *w, double now)
 		}
 		if (c->close_at && c->close_at <= now) {
 			c->close_at = 0;
-			c->wce = true;
+			c->close_check = true;
 		} else {
 			due_min(&due, c->close_at);
 		}
@@ -794,7 +795,21 @@ bool vwc_model_busy(const struct vwc_model *w)
 	int i;
 
 	for (i = 0; i < w->nr_ctrl; i++)
-		if (w->ctrl[i].full || w->ctrl[i].wce)
+		if (w->ctrl[i].full || w->ctrl[i].wce || w->ctrl[i].close_check)
 			return true;
 	return false;
+}
+
+bool vwc_model_close_read(struct vwc_model *w, struct vwc_wctrl *c,
+			  enum vwc_tri wce)
+{
+	c->close_check = false;
+	/* WCE alone would do (a backup failure reported reads SMART) */
+	if (vwc_model_plan(w, c) == VWC_MODEL_PROBE_WCE && c->clean &&
+	    !c->nr_pending && wce != VWC_TRI_UNKNOWN && wce == c->facts.wce) {
+		w->closes_confirmed++;
+		return false;
+	}
+	c->wce = true;
+	return true;
 }

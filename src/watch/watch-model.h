@@ -115,6 +115,11 @@ struct vwc_wpending {
  * @settle:	pending re-checks (monotonic seconds, 0 none)
  * @close_at:	a WCE read asked by a close event, due then (monotonic
  *		seconds, 0 none): vwc_model_note_close()
+ * @close_check: that read is due: WCE alone, and an evaluation only if it
+ *		differs from what is known (vwc_model_close_read())
+ * @clean:	its last evaluation left every namespace it reaches in its
+ *		mode (none failed, the writers' lock was had): what a close
+ *		check may rest on
  * @pending:	Set Features 06h submitted, not completed (the pending
  *		timeout reads WCE when none is seen)
  * @nr_pending:	how many
@@ -145,6 +150,7 @@ struct vwc_wctrl {
 	bool ns_indep_refused;
 	double settle[VWC_MODEL_SETTLE_N];
 	double close_at;
+	bool close_check, clean;
 	struct vwc_wpending pending[VWC_MODEL_PENDING_N];
 	int nr_pending;
 	double pending_since;
@@ -246,6 +252,8 @@ struct vwc_model_ops {
  * @full_evaluations: of them, full looks (Identify, WCE, SMART and
  *		each namespace's own bit), for the log
  * @kernel_events: events of the kernel-side detection, for the log
+ * @closes_confirmed: close checks that found WCE as known (no
+ *		evaluation), for the log
  * @eval_cpu:	CPU seconds spent evaluating, for the log
  * @read_cpu:	CPU seconds spent reading the event sources, for the log
  */
@@ -266,7 +274,7 @@ struct vwc_model {
 	double rescan_at, rescan_first, rescan_cost, rescan_total;
 	unsigned long events, evaluations, kernel_events, rescans;
 	unsigned long rescans_skipped, udev_events, kernel_uevents;
-	unsigned long full_evaluations;
+	unsigned long full_evaluations, closes_confirmed;
 	double eval_cpu, read_cpu;
 };
 
@@ -315,6 +323,30 @@ struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name);
  * Return: it, or NULL.
  */
 struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
+
+/**
+ * vwc_model_close_read() - what a close check's WCE read calls for
+ * @w:		model
+ * @c:		the controller whose @c->close_check was due
+ * @wce:	Get Features 06h as read now (unknown: it failed)
+ *
+ * With the kernel-side detection running, a close of a device node only
+ * backs it up (a Set Features 06h it missed), and the closes come by
+ * thousands at fabrics scale: nvme-cli's connect opens every namespace
+ * of the host to identify it, so every controller is asked once per
+ * connect. WCE as known, with nothing in flight and the last evaluation
+ * clean (@c->clean), means that nothing the
+ * close could have done changed the cache: no evaluation (which would
+ * read every namespace's mode, take the writers' lock and read WCE twice
+ * more). Anything else (a different value, a failed read, facts not
+ * known or a backup failure reported: vwc_model_plan(), a Set Features
+ * 06h in flight, a namespace its last evaluation could not set) asks for
+ * the evaluation.
+ *
+ * Return: true if @c needs its evaluation (@c->wce set).
+ */
+bool vwc_model_close_read(struct vwc_model *w, struct vwc_wctrl *c,
+			  enum vwc_tri wce);
 
 /**
  * vwc_model_note_ns() - something happened on a namespace's node

@@ -622,10 +622,42 @@ int main(void)
 	ok(!c0->wce && !c2->wce && due > 70.99 && due < 71.01,
 	   "closes with the kernel-side detection: gathered, one WCE read due VWC_MODEL_CLOSE_S after the first");
 	vwc_model_timers(&w, 71.0);
-	ok(c0->wce && !c0->close_at && !c2->wce,
-	   "closes: the controller reads WCE once, when due");
+	ok(c0->close_check && !c0->wce && !c0->close_at && !c2->close_check &&
+	   vwc_model_busy(&w),
+	   "closes: the controller's close check once, when due (WCE alone, not an evaluation yet)");
 	vwc_model_timers(&w, 71.1);
-	ok(c2->wce && !c2->close_at, "closes: a controller's own node the same way");
+	ok(c2->close_check && !c2->close_at,
+	   "closes: a controller's own node the same way");
+
+	/* the close check's read: an evaluation only if WCE is not as known */
+	know(c0, VWC_TRI_YES, VWC_TRI_NO);
+	ok(vwc_model_close_read(&w, c0, VWC_TRI_NO) && c0->wce,
+	   "close check: its last evaluation not clean (a namespace it could not set): evaluated");
+	c0->wce = false;
+	c0->clean = true;
+	i = (int)w.closes_confirmed;
+	ok(!vwc_model_close_read(&w, c0, VWC_TRI_NO) && !c0->wce &&
+	   !c0->close_check && (int)w.closes_confirmed == i + 1,
+	   "close check: WCE as known, nothing in flight: no evaluation");
+	ok(vwc_model_close_read(&w, c0, VWC_TRI_YES) && c0->wce,
+	   "close check: WCE changed (a Set Features the detection missed): evaluated");
+	c0->wce = false;
+	ok(vwc_model_close_read(&w, c0, VWC_TRI_UNKNOWN) && c0->wce,
+	   "close check: WCE could not be read: evaluated (unknown is write back)");
+	c0->wce = false;
+	vwc_model_note_kernel(&w, &sf, 72.0);
+	c0->wce = false;
+	ok(c0->nr_pending && vwc_model_close_read(&w, c0, VWC_TRI_NO) && c0->wce,
+	   "close check: a Set Features 06h in flight: evaluated though WCE reads as known");
+	vwc_model_note_kernel(&w, &done, 72.1);
+	c0->wce = false;
+	c0->facts.backup_failed = VWC_TRI_YES;
+	ok(vwc_model_close_read(&w, c0, VWC_TRI_NO) && c0->wce,
+	   "close check: a backup failure reported: evaluated (SMART read again)");
+	c0->wce = false;
+	c2->known = false;
+	ok(vwc_model_close_read(&w, c2, VWC_TRI_NO) && c2->wce,
+	   "close check: facts not known yet: evaluated");
 
 	/*
 	 * controllers and paths: a rescan at once while a namespace's write
