@@ -326,8 +326,12 @@ void vwc_watch_release_idle(struct vwc_sidecar *wr)
 	}
 }
 
-/* Read what the model's plan says from one selected controller. */
-static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc)
+/*
+ * Read what the model's plan says from one selected controller. Return:
+ * true if that was a full look; *@bits set if its namespaces' own bits
+ * are to be read again (&vwc_wctrl.own_bits).
+ */
+static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc, bool *bits)
 {
 	struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model, tc->name);
 	bool full = false;
@@ -353,6 +357,8 @@ static bool probe(struct vwc_sidecar *wr, struct vwc_ctrl *tc)
 	if (vwc_model_plan(&wr->model, c) == VWC_MODEL_PROBE_FULL) {
 		vwc_probe_ctrl(&wr->run, tc);
 		full = true;
+		*bits |= c->own_bits;
+		c->own_bits = false;
 	} else {
 		vwc_probe_ctrl_wce(&wr->run, tc);
 	}
@@ -402,7 +408,7 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	double held = vwc_lock_longest_ms(), t0 = vwc_watch_cpu_now();
-	bool full = false, republish = false, clean;
+	bool full = false, bits = false, republish = false, clean;
 	int i;
 
 	wr->model.evaluations++;
@@ -413,10 +419,11 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	vwc_run_select_ctrl(&wr->run, ci);
 	for (i = 0; i < t->nr_ctrls; i++)
 		if (t->ctrls[i].wanted)
-			full |= probe(wr, &t->ctrls[i]);
-	/* a full look (a reset, a reconnect, a new controller): each
-	 * namespace's own bit read again too; otherwise as carried */
-	for (i = 0; full && i < t->nr_ns; i++)
+			full |= probe(wr, &t->ctrls[i], &bits);
+	/* a full look for what happened (a reset, a reconnect, a new
+	 * controller): each namespace's own bit read again too; otherwise,
+	 * as the re-checks after it, as carried (one not read is read) */
+	for (i = 0; bits && i < t->nr_ns; i++)
 		if (t->ns[i].wanted)
 			t->ns[i].no_vwc = VWC_TRI_UNKNOWN;
 	wr->model.full_evaluations += full;

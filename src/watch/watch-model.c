@@ -146,7 +146,7 @@ bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 	if (!c)
 		return false;
 	if (full)
-		c->full = true;
+		c->full = c->own_bits = true;
 	else
 		c->wce = true;
 	if (settle) {
@@ -178,7 +178,7 @@ void vwc_model_note_all(struct vwc_model *w)
 	w->rescan = true;
 	w->reshape = true;
 	for (i = 0; i < w->nr_ctrl; i++)
-		w->ctrl[i].full = true;
+		w->ctrl[i].full = w->ctrl[i].own_bits = true;
 }
 
 static void add_ctrl(struct vwc_model *w, const struct vwc_ctrl *tc,
@@ -195,7 +195,7 @@ static void add_ctrl(struct vwc_model *w, const struct vwc_ctrl *tc,
 		c->instance = -1;
 	c->ident = ident;
 	c->fd = -1;
-	c->full = true;
+	c->full = c->own_bits = true;
 	c->open_at = now;	/* the caller's ctrl_added tries at once */
 	c->open_delay = VWC_MODEL_OPEN_MIN_S;
 	c->seen = true;
@@ -753,7 +753,7 @@ void vwc_model_open_result(struct vwc_wctrl *c, int fd, double now)
 		c->used_at = now;
 		c->open_at = 0;
 		c->open_delay = VWC_MODEL_OPEN_MIN_S;
-		c->full = true;
+		c->full = c->own_bits = true;
 		c->arm_smart = true;
 		return;
 	}

@@ -101,6 +101,11 @@ struct vwc_wpending {
  *		sidecar must not refuse an admin's `rmmod nvme`; opened
  *		again by the next probe
  * @full:	needs Identify, WCE and SMART
+ * @own_bits:	its namespaces' own "no volatile write cache" bits to read
+ *		again at its next full look: set by what happened to it (an
+ *		add, an open, a reset, a reconnect, an asynchronous event),
+ *		not by the re-checks after it (a bit read since stays as
+ *		read; one that could not be read is read again anyway)
  * @wce:	needs Get Features 06h
  * @arm_smart:	SMART critical warning events to enable again
  * @aec_refused: it answered the Asynchronous Event Configuration with an
@@ -142,7 +147,7 @@ struct vwc_wctrl {
 	double open_at, open_delay;
 	double used_at;
 	bool released;
-	bool full, wce, arm_smart, aec_refused;
+	bool full, own_bits, wce, arm_smart, aec_refused;
 	bool known;
 	struct vwc_facts facts;
 	uint8_t vwc, critical_warning;

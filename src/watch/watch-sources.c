@@ -265,6 +265,30 @@ void vwc_src_read_inotify(struct vwc_watch_src *s, struct vwc_model *w)
 	}
 }
 
+/*
+ * A controller's change event seen from both sources: the kernel's copy
+ * first (taken at once), then udevd's once its rules ran. The second asks
+ * for the same full look and re-checks again: remembered by sequence
+ * number (0: none known, never matched).
+ */
+static bool kseq_seen(struct vwc_watch_src *s, unsigned long long seq,
+		      bool kernel)
+{
+	int i;
+
+	if (!seq)
+		return false;
+	if (kernel) {
+		s->kseq[s->kseq_next] = seq;
+		s->kseq_next = (s->kseq_next + 1) % VWC_SRC_KSEQ_N;
+		return false;
+	}
+	for (i = 0; i < VWC_SRC_KSEQ_N; i++)
+		if (s->kseq[i] == seq)
+			return true;
+	return false;
+}
+
 void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 		       struct udev_monitor *mon, bool kernel)
 {
@@ -362,6 +386,10 @@ void vwc_src_read_udev(struct vwc_watch_src *s, struct vwc_model *w,
 					vwc_model_note_ctrl(w, name, true, false,
 							    now_s());
 			}
+		} else if (kind == VWC_KIND_CTRL &&
+			   kseq_seen(s, udev_device_get_seqnum(dev), kernel)) {
+			vwc_info("%s: taken from the kernel's copy already",
+				 sysname);
 		} else if (kind == VWC_KIND_CTRL) {
 			/*
 			 * Identify and SMART again: firmware activation and

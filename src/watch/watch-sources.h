@@ -30,6 +30,8 @@ struct vwc_fast;
 struct vwc_model;
 struct vwc_wctrl;
 
+#define VWC_SRC_KSEQ_N	64	/* controllers' change events remembered */
+
 /**
  * struct vwc_wd - one inotify watch
  * @wd:		watch descriptor
@@ -51,6 +53,10 @@ struct vwc_wd {
  * @mon:	udevd's events
  * @kmon:	the kernel's events, NULL if unavailable
  * @fast:	the kernel-side detection's thread, NULL if unavailable
+ * @kseq:	sequence numbers of the controllers' change events last
+ *		taken from the kernel (ring): udevd's copy of one of them,
+ *		the same event after its rules ran, asks for nothing more
+ * @kseq_next:	the next slot of @kseq
  */
 struct vwc_watch_src {
 	int ifd;
@@ -59,6 +65,8 @@ struct vwc_watch_src {
 	bool inotify_full_warned;
 	struct udev_monitor *mon, *kmon;
 	struct vwc_fast *fast;
+	unsigned long long kseq[VWC_SRC_KSEQ_N];
+	int kseq_next;
 };
 
 /**

@@ -28,6 +28,7 @@
 
 struct udev_device {
 	const char *action, *sysname, *subsystem, *aen;
+	unsigned long long seq;
 };
 
 struct step {
@@ -72,6 +73,11 @@ const char *udev_device_get_property_value(struct udev_device *d,
 					   const char *key)
 {
 	return strcmp(key, "NVME_AEN") ? NULL : d->aen;
+}
+
+unsigned long long udev_device_get_seqnum(struct udev_device *d)
+{
+	return d->seq;
 }
 
 struct udev_device *udev_device_unref(struct udev_device *d)
@@ -123,9 +129,10 @@ static void clear(struct vwc_model *w)
 static void run_from(struct vwc_model *w, const struct step *s, int n,
 		     bool kernel)
 {
-	struct vwc_watch_src src;
+	/* one for the whole run, as the sidecar's: what it remembers of
+	 * the kernel's events carries from one batch to the next */
+	static struct vwc_watch_src src;
 
-	memset(&src, 0, sizeof(src));
 	script = s;
 	nr_steps = n;
 	pos = received = 0;
@@ -267,30 +274,39 @@ static void test_inotify(void)
 int main(void)
 {
 	static const struct step plain[] = {
-		{ { "change", "nvme1", "nvme", AEN }, 0 },
-		{ { "change", "nvme1", "nvme", AEN }, 0 },
+		{ { "change", "nvme1", "nvme", AEN, 0 }, 0 },
+		{ { "change", "nvme1", "nvme", AEN, 0 }, 0 },
 	};
 	static const struct step reset[] = {
-		{ { "change", "nvme1", "nvme", NULL }, 0 },
+		{ { "change", "nvme1", "nvme", NULL, 0 }, 0 },
 	};
 	static const struct step unknown[] = {
-		{ { "change", "nvme7", "nvme", NULL }, 0 },
+		{ { "change", "nvme7", "nvme", NULL, 0 }, 0 },
 	};
 	static const struct step ctrl_add[] = {
-		{ { "add", "nvme2", "nvme", NULL }, 0 },
+		{ { "add", "nvme2", "nvme", NULL, 0 }, 0 },
 	};
 	static const struct step ns_add[] = {
-		{ { "add", "nvme1n2", "block", NULL }, 0 },
+		{ { "add", "nvme1n2", "block", NULL, 0 }, 0 },
 	};
 	static const struct step ns_remove[] = {
-		{ { "remove", "nvme1n2", "block", NULL }, 0 },
+		{ { "remove", "nvme1n2", "block", NULL, 0 }, 0 },
+	};
+	static const struct step connected_k[] = {
+		{ { "change", "nvme1", "nvme", NULL, 41 }, 0 },
+	};
+	static const struct step connected_u[] = {
+		{ { "change", "nvme1", "nvme", NULL, 41 }, 0 },
+	};
+	static const struct step connected_u2[] = {
+		{ { "change", "nvme1", "nvme", NULL, 42 }, 0 },
 	};
 	static const struct step lost[] = {
-		{ { "change", "nvme1", "nvme", AEN }, 0 },
-		{ { NULL, NULL, NULL, NULL }, ENOBUFS },
-		{ { "change", "nvme1", "nvme", AEN }, 0 },
-		{ { NULL, NULL, NULL, NULL }, ENOBUFS },
-		{ { "change", "nvme1", "nvme", AEN }, 0 },
+		{ { "change", "nvme1", "nvme", AEN, 0 }, 0 },
+		{ { NULL, NULL, NULL, NULL, 0 }, ENOBUFS },
+		{ { "change", "nvme1", "nvme", AEN, 0 }, 0 },
+		{ { NULL, NULL, NULL, NULL, 0 }, ENOBUFS },
+		{ { "change", "nvme1", "nvme", AEN, 0 }, 0 },
 	};
 	struct vwc_ctrl ctrls[2];
 	struct vwc_topo t;
@@ -344,6 +360,22 @@ int main(void)
 	run_from(&w, ns_remove, 1, false);
 	ok(w.rescan && w.reshape,
 	   "a namespace's remove: scanned though the names look the same");
+
+	/* a reconnect seen from the kernel, then udevd's copy of it */
+	clear(&w);
+	run(&w, connected_k, 1);
+	ok(c1->full, "a controller's change from the kernel: a full look");
+	clear(&w);
+	run_from(&w, connected_u, 1, false);
+	ok(!c1->full && !w.recheck,
+	   "udevd's copy of the same change (its sequence number): nothing asked again");
+	clear(&w);
+	run_from(&w, connected_u2, 1, false);
+	ok(c1->full && w.recheck,
+	   "udevd's copy of another change (a number the kernel's source did not give): a full look");
+	clear(&w);
+	run_from(&w, plain, 2, false);
+	ok(c1->full, "udevd's event with no sequence number: taken as it comes");
 
 	clear(&w);
 	run(&w, lost, 5);

@@ -435,9 +435,11 @@ int main(void)
 	}
 
 	/* settle after a reset: re-checks, SMART events, a rescan */
+	c2->own_bits = false;
 	ok(vwc_model_note_ctrl(&w, "nvme2", true, true, 20) && c2->full &&
-	   c2->arm_smart && w.recheck,
-	   "reset: full look, SMART armed, the topology re-checked");
+	   c2->own_bits && c2->arm_smart && w.recheck,
+	   "reset: full look with the namespaces' own bits, SMART armed, the topology re-checked");
+	c2->own_bits = false;
 	ok(!vwc_model_note_ctrl(&w, "nvme9", false, false, 20),
 	   "unknown controller: caller rescans");
 	clear_marks(&w);
@@ -446,6 +448,8 @@ int main(void)
 	vwc_model_timers(&w, 20.4);
 	ok(c2->full && c2->arm_smart && (w.rescan || w.rescan_at),
 	   "settle: re-check fired with SMART and a rescan");
+	ok(!c2->own_bits,
+	   "settle: the re-check keeps the namespaces' own bits as read at the reset's look");
 
 	/* 3: a controller that does not open yet */
 	clear_marks(&w);
@@ -466,9 +470,11 @@ int main(void)
 	ok(due > 30.15 && due < 30.17, "timers: the retry is due");
 	clear_marks(&w);
 	fd = next_fd++;
+	c2->own_bits = false;
 	vwc_model_open_result(c2, fd, 30.2);
-	ok(c2->fd == fd && c2->full && c2->arm_smart &&
-	   !vwc_model_open_due(c2, 99), "opened: full probe, SMART armed, held");
+	ok(c2->fd == fd && c2->full && c2->own_bits && c2->arm_smart &&
+	   !vwc_model_open_due(c2, 99),
+	   "opened: full probe with the namespaces' own bits, SMART armed, held");
 	ok(!vwc_model_release_due(c2, 99),
 	   "held while its full probe and SMART arming are to come");
 	c2->full = c2->arm_smart = false;
