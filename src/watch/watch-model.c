@@ -145,10 +145,13 @@ bool vwc_model_note_ctrl(struct vwc_model *w, const char *name, bool full,
 
 	if (!c)
 		return false;
-	if (full)
-		c->full = c->own_bits = true;
-	else
+	if (full) {
+		c->full = true;
+		/* what happened may have changed a namespace's answer */
+		c->own_bits = true;
+	} else {
 		c->wce = true;
+	}
 	if (settle) {
 		schedule_settle(c, now);
 		c->arm_smart = true;
