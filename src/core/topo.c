@@ -148,7 +148,7 @@ static bool scope_ctrl(const struct scope *sc, const char *syspath);
 static int add_other(struct vwc_topo *t, const char *name);
 
 static int add_ctrl(struct scan *sc, const char *sysname,
-		    const char *syspath, const char *top)
+		    const char *syspath, const char *top, uint64_t ino)
 {
 	struct vwc_topo *t = sc->t;
 	char pci[VWC_PATH_LEN];
@@ -168,6 +168,7 @@ static int add_ctrl(struct scan *sc, const char *sysname,
 	c->facts.backup_failed = VWC_TRI_UNKNOWN;
 	snprintf(c->name, sizeof(c->name), "%s", sysname);
 	snprintf(c->syspath, sizeof(c->syspath), "%s", syspath);
+	c->ino = ino;
 	/* devtmpfs names a controller's node after it: /dev/nvmeN */
 	snprintf(c->devnode, sizeof(c->devnode), "/dev/%s", sysname);
 	read_attr(syspath, "model", c->model, sizeof(c->model));
@@ -351,7 +352,7 @@ static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
 }
 
 static int add_disk(struct scan *sc, const char *sysname,
-		    const char *syspath, const char *top)
+		    const char *syspath, const char *top, uint64_t ino)
 {
 	struct vwc_topo *t = sc->t;
 	char ns_name[VWC_NAME_LEN];
@@ -368,6 +369,7 @@ static int add_disk(struct scan *sc, const char *sysname,
 			return -ENOMEM;
 	} else {
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
+		ns->ino = ino;
 	}
 	/* a multipath head has no controller parent: its paths do */
 	return vwc_ns_add_ctrl(ns, parent_ctrl(t, syspath));
@@ -486,6 +488,7 @@ static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
 struct class_entry {
 	char name[VWC_NAME_LEN];
 	char *syspath;
+	uint64_t ino;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -540,7 +543,7 @@ static int scan_reserve(struct scan *sc, bool ctrls, int n)
 static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 		      bool ctrls,
 		      int (*add)(struct scan *, const char *, const char *,
-				 const char *))
+				 const char *, uint64_t))
 {
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
 	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
@@ -606,6 +609,7 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			break;
 		}
 		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
+		e[n].ino = (uint64_t)de->d_ino;
 		n++;
 	}
 	closedir(d);
@@ -614,7 +618,7 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 		r = scan_reserve(sc, ctrls, n);
 	}
 	for (i = 0; !r && i < n; i++)
-		r = add(sc, e[i].name, e[i].syspath, top);
+		r = add(sc, e[i].name, e[i].syspath, top, e[i].ino);
 	for (i = 0; i < n; i++)
 		free(e[i].syspath);
 	free(e);

@@ -78,6 +78,10 @@ enum vwc_action {
  *			"admin"; "" where the kernel does not say)
  * @discovery:		a discovery controller (vwc_ctrl_is_discovery()):
  *			no namespace, nothing to decide; never selected
+ * @ino:		inode number of its entry under <sysfs>/class/nvme, as
+ *			the scan's readdir gave it (kernfs gives a new device
+ *			object a new one: its identity, with no stat); 0 not
+ *			known
  * @kernel_wce:		the kernel was seen honouring WCE for it: with VWC
  *			present and WCE=0 it exposed every namespace of it
  *			without a write cache (queue/fua 0) on its own. Its
@@ -120,6 +124,7 @@ struct vwc_ctrl {
 	bool ns_indep_refused;
 	char cntrltype[16];
 	bool discovery;
+	uint64_t ino;
 	bool kernel_wce;
 };
 
@@ -132,6 +137,9 @@ struct vwc_ctrl {
  * @nr_ctrl:		how many
  * @path_syspath:	hidden multipath paths (nvmeXcYnZ)
  * @nr_paths:		how many
+ * @ino:		inode number of its entry (the head's, or the disk's
+ *			without multipath) under <sysfs>/class/block, as for
+ *			&vwc_ctrl.ino; 0 not known
  * @nsid:		read by vwc_topo_link_reach(); 0 not known
  * @nr_joining:		the last of @ctrl: controllers that reach it by
  *			their active namespace list alone (no node of it
@@ -161,6 +169,7 @@ struct vwc_ns {
 	char (*path_syspath)[VWC_PATH_LEN];
 	int nr_paths;
 	uint32_t nsid;
+	uint64_t ino;
 	int nr_joining;
 	enum vwc_tri no_vwc;
 

@@ -101,14 +101,16 @@ static uint64_t sysfs_ident(const char *syspath)
 	return (uint64_t)st.st_ino;
 }
 
+/* the scan's readdir gave its class entry's: no stat per device a scan
+ * (thousands at fabrics scale, at every scan) */
 static uint64_t op_ident(const struct vwc_ctrl *tc)
 {
-	return sysfs_ident(tc->syspath);
+	return tc->ino ? tc->ino : sysfs_ident(tc->syspath);
 }
 
 static uint64_t op_ns_ident(const struct vwc_ns *tn)
 {
-	return sysfs_ident(tn->syspath);
+	return tn->ino ? tn->ino : sysfs_ident(tn->syspath);
 }
 
 const struct vwc_model_ops vwc_watch_ops = {

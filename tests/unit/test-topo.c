@@ -516,6 +516,42 @@ int main(void)
 	}
 
 	/*
+	 * Each device's identity from the scan's readdir: its class entry's
+	 * inode, the same at the next scan, another once the device object
+	 * went and came back under its name (a new entry made beside the
+	 * old and renamed over it).
+	 */
+	{
+		struct vwc_topo t1, t2;
+		char a[600], b[600], tgt[600];
+		const struct vwc_ns *n1, *n2;
+		ssize_t l;
+
+		r = vwc_topo_scan_sysfs(root, &t1);
+		r |= vwc_topo_scan_sysfs(root, &t2);
+		n1 = n_by(&t1, "nvme0n1");
+		n2 = n_by(&t2, "nvme0n1");
+		ok(!r && n1 && n2 && n1->ino && n1->ino == n2->ino &&
+		   c_by(&t1, "nvme0") && c_by(&t1, "nvme0")->ino &&
+		   c_by(&t1, "nvme0")->ino == c_by(&t2, "nvme0")->ino,
+		   "identity: a namespace's and a controller's class entry inode, the same at the next scan");
+		vwc_topo_free(&t2);
+		snprintf(a, sizeof(a), "%.500s/class/block/nvme0n1.new", root);
+		snprintf(b, sizeof(b), "%.500s/class/block/nvme0n1", root);
+		l = readlink(b, tgt, sizeof(tgt) - 1);
+		if (l > 0)
+			tgt[l] = '\0';
+		r = l > 0 && !symlink(tgt, a) && !rename(a, b) ?
+		    vwc_topo_scan_sysfs(root, &t2) : -1;
+		n2 = r ? NULL : n_by(&t2, "nvme0n1");
+		ok(n1 && n2 && n2->ino && n2->ino != n1->ino,
+		   "identity: nvme0n1 gone and back under its name: another inode");
+		if (!r)
+			vwc_topo_free(&t2);
+		vwc_topo_free(&t1);
+	}
+
+	/*
 	 * The names' signature (vwc_topo_names_sig()): the same tree, the
 	 * same number; another name, or a device object that went and came
 	 * back under its name (a new entry, so a new inode: made beside the
