@@ -216,7 +216,8 @@ int vwc_run_rescan(struct vwc_run *r)
 	struct vwc_topo t;
 	int ret;
 
-	ret = vwc_topo_scan(r->udev, &t);
+	/* what a controller cannot change in its lifetime: not read again */
+	ret = vwc_topo_rescan_sysfs("/sys", &r->topo, &t);
 	if (ret)
 		return ret;
 	vwc_aside_carry(&r->topo, &t);

@@ -129,6 +129,7 @@ struct scope;
 
 struct scan {
 	struct vwc_topo *t;
+	const struct vwc_topo *prev; /* vwc_topo_rescan_sysfs(): carried */
 	const struct scope *scope; /* vwc_topo_scan_nqns(): what is looked at */
 	int cap;		/* room in t->ctrls or t->ns, by phase */
 	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
@@ -146,6 +147,48 @@ static unsigned int name_hash(const char *s)
 
 static bool scope_ctrl(const struct scope *sc, const char *syspath);
 static int add_other(struct vwc_topo *t, const char *name);
+
+/*
+ * The same kernel object as the last scan's (its class entry's inode and
+ * its path): what cannot change in its lifetime carried, firmware_rev read
+ * again. Return: true if carried.
+ */
+static bool carry_ctrl(struct scan *sc, struct vwc_ctrl *c)
+{
+	const struct vwc_ctrl *p;
+	int i;
+
+	if (!sc->prev || !sc->prev->sorted || !c->ino)
+		return false;
+	i = vwc_topo_find_ctrl(sc->prev, c->name);
+	if (i < 0)
+		return false;
+	p = &sc->prev->ctrls[i];
+	/* a value read empty (a controller read while it was being made)
+	 * is not carried: everything is read again */
+	if (p->ino != c->ino || strcmp(p->syspath, c->syspath) ||
+	    !p->model[0] || !p->transport[0])
+		return false;
+	memcpy(c->model, p->model, sizeof(c->model));
+	memcpy(c->serial, p->serial, sizeof(c->serial));
+	memcpy(c->transport, p->transport, sizeof(c->transport));
+	memcpy(c->subsysnqn, p->subsysnqn, sizeof(c->subsysnqn));
+	memcpy(c->cntrltype, p->cntrltype, sizeof(c->cntrltype));
+	memcpy(c->pci_id, p->pci_id, sizeof(c->pci_id));
+	memcpy(c->modalias, p->modalias, sizeof(c->modalias));
+	c->pci_vendor = p->pci_vendor;
+	c->pci_device = p->pci_device;
+	if (!c->serial[0])
+		read_attr(c->syspath, "serial", c->serial, sizeof(c->serial));
+	if (!c->subsysnqn[0])
+		read_attr(c->syspath, "subsysnqn", c->subsysnqn,
+			  sizeof(c->subsysnqn));
+	if (!c->cntrltype[0])
+		read_attr(c->syspath, "cntrltype", c->cntrltype,
+			  sizeof(c->cntrltype));
+	read_attr(c->syspath, "firmware_rev", c->firmware, sizeof(c->firmware));
+	return true;
+}
 
 static int add_ctrl(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top, uint64_t ino)
@@ -171,6 +214,8 @@ static int add_ctrl(struct scan *sc, const char *sysname,
 	c->ino = ino;
 	/* devtmpfs names a controller's node after it: /dev/nvmeN */
 	snprintf(c->devnode, sizeof(c->devnode), "/dev/%s", sysname);
+	if (carry_ctrl(sc, c))
+		return 0;
 	read_attr(syspath, "model", c->model, sizeof(c->model));
 	read_attr(syspath, "serial", c->serial, sizeof(c->serial));
 	read_attr(syspath, "firmware_rev", c->firmware, sizeof(c->firmware));
@@ -640,9 +685,10 @@ static int cmp_ns(const void *a, const void *b)
 			  ((const struct vwc_ns *)b)->name);
 }
 
-static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope)
+static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
+		const struct vwc_topo *prev)
 {
-	struct scan sc = { .t = t, .scope = scope };
+	struct scan sc = { .t = t, .scope = scope, .prev = prev };
 	void *arr;
 	int r, i;
 
@@ -724,7 +770,13 @@ uint64_t vwc_topo_names_sig(const char *sysfs)
 
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
 {
-	return scan(sysfs, t, NULL);
+	return scan(sysfs, t, NULL, NULL);
+}
+
+int vwc_topo_rescan_sysfs(const char *sysfs, const struct vwc_topo *prev,
+			  struct vwc_topo *t)
+{
+	return scan(sysfs, t, NULL, prev);
 }
 
 int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
@@ -737,7 +789,7 @@ int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
 		return -ENOMEM;
 	sc->nqns = nqns;
 	sc->nr_nqns = nr;
-	r = scan(sysfs, t, sc);
+	r = scan(sysfs, t, sc, NULL);
 	free(sc);
 	return r;
 }

@@ -250,6 +250,26 @@ uint64_t vwc_topo_names_sig(const char *sysfs);
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t);
 
 /**
+ * vwc_topo_rescan_sysfs() - vwc_topo_scan_sysfs() again, after @prev
+ * @sysfs:	as for vwc_topo_scan_sysfs()
+ * @prev:	the last scan's result (a scan's: &vwc_topo.sorted)
+ * @t:		result, to free with vwc_topo_free()
+ *
+ * A controller whose class entry is the one @prev saw (the same inode
+ * number and sysfs path: the same kernel object) keeps what cannot change
+ * in its lifetime (model, serial, transport, subsystem NQN, controller
+ * type, its PCI function's IDs and modalias) and reads only firmware_rev
+ * again (a firmware activation changes it); a value @prev had empty is
+ * read again. At fabrics scale the sidecar scans again after every few
+ * connects: seven attributes and a walk up to the PCI function for each
+ * of hundreds of controllers each time.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vwc_topo_rescan_sysfs(const char *sysfs, const struct vwc_topo *prev,
+			  struct vwc_topo *t);
+
+/**
  * vwc_topo_scan_nqns() - discover the controllers of some NVM subsystems
  *			  and their namespaces
  * @sysfs:	as for vwc_topo_scan_sysfs()

@@ -552,6 +552,52 @@ int main(void)
 	}
 
 	/*
+	 * A scan after another (vwc_topo_rescan_sysfs()): the same controller
+	 * object keeps what cannot change and reads firmware_rev again; one
+	 * that went and came back under its name is read in full.
+	 */
+	{
+		char rel[600], a[600], b[600], tgt[600];
+		struct vwc_topo t1, t2;
+		const struct vwc_ctrl *c1, *c2;
+		ssize_t l;
+
+		r = vwc_topo_scan_sysfs(root, &t1);
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/model", p0);
+		put(rel, "Another Model\n");
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/firmware_rev", p0);
+		put(rel, "2.0     \n");
+		r |= vwc_topo_rescan_sysfs(root, &t1, &t2);
+		c1 = c_by(&t1, "nvme0");
+		c2 = c_by(&t2, "nvme0");
+		ok(!r && c1 && c2 && !strcmp(c2->model, "QEMU NVMe Ctrl") &&
+		   !strcmp(c2->firmware, "2.0") && !strcmp(c2->pci_id, c1->pci_id) &&
+		   !strcmp(c2->subsysnqn, c1->subsysnqn) &&
+		   !strcmp(c2->transport, "pcie"),
+		   "rescan: the same controller keeps its model, PCI IDs and transport, reads firmware_rev again (%s, %s)",
+		   c2 ? c2->model : "-", c2 ? c2->firmware : "-");
+		vwc_topo_free(&t2);
+		snprintf(a, sizeof(a), "%.500s/class/nvme/nvme0.new", root);
+		snprintf(b, sizeof(b), "%.500s/class/nvme/nvme0", root);
+		l = readlink(b, tgt, sizeof(tgt) - 1);
+		if (l > 0)
+			tgt[l] = '\0';
+		r = l > 0 && !symlink(tgt, a) && !rename(a, b) ?
+		    vwc_topo_rescan_sysfs(root, &t1, &t2) : -1;
+		c2 = r ? NULL : c_by(&t2, "nvme0");
+		ok(c2 && !strcmp(c2->model, "Another Model"),
+		   "rescan: nvme0 gone and back under its name: read in full (%s)",
+		   c2 ? c2->model : "-");
+		if (!r)
+			vwc_topo_free(&t2);
+		vwc_topo_free(&t1);
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/model", p0);
+		put(rel, "QEMU NVMe Ctrl                          \n");
+		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/firmware_rev", p0);
+		put(rel, "1.0     \n");
+	}
+
+	/*
 	 * The names' signature (vwc_topo_names_sig()): the same tree, the
 	 * same number; another name, or a device object that went and came
 	 * back under its name (a new entry, so a new inode: made beside the
