@@ -185,14 +185,15 @@ int vwc_nvme_set_irq_coalesce(int fd, uint8_t thr, uint8_t time);
 int vwc_nvme_nsid(int fd, uint32_t *nsid);
 
 /**
- * enum vwc_nvme_sent_kind - admin commands by kind, as vwc_nvme_sent() counts
+ * enum vwc_nvme_sent_kind - commands by kind, as vwc_nvme_sent() counts
  * @VWC_NVME_SENT_ID_CTRL:	Identify Controller
  * @VWC_NVME_SENT_NS_LIST:	Identify Active Namespace ID list (a page)
  * @VWC_NVME_SENT_ID_NS:	I/O Command Set Independent Identify Namespace
  *				(a namespace's own bit)
  * @VWC_NVME_SENT_WCE:		Get Features 06h
  * @VWC_NVME_SENT_SMART:	the SMART / Health log
- * @VWC_NVME_SENT_OTHER:	the rest (Set Features, Flush, feature 0Bh and 08h)
+ * @VWC_NVME_SENT_OTHER:	the rest (Set Features, features 0Bh and 08h, and
+ *				the I/O command Flush)
  * @VWC_NVME_SENT_N:		how many kinds
  */
 enum vwc_nvme_sent_kind {

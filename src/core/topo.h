@@ -256,11 +256,13 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t);
  * @t:		result, to free with vwc_topo_free()
  *
  * A controller whose class entry is the one @prev saw (the same inode
- * number and sysfs path: the same kernel object) keeps what cannot change
- * in its lifetime (model, serial, transport, subsystem NQN, controller
- * type, its PCI function's IDs and modalias) and reads only firmware_rev
- * again (a firmware activation changes it); a value @prev had empty is
- * read again. At fabrics scale the sidecar scans again after every few
+ * number and sysfs path: the same kernel object) keeps what sysfs shows
+ * the same for its lifetime (transport, subsystem NQN, controller type,
+ * its PCI function's IDs and modalias) and its model and serial as @prev
+ * had them (a probe's Identify may have refreshed those since), and reads
+ * only firmware_rev again (a firmware activation changes it). A @prev
+ * with no model or no transport is not carried at all; an empty serial,
+ * subsystem NQN or controller type is read again. At fabrics scale the sidecar scans again after every few
  * connects: seven attributes and a walk up to the PCI function for each
  * of hundreds of controllers each time.
  *

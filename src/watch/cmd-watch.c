@@ -290,7 +290,7 @@ static void say_costs(const struct vwc_sidecar *wr)
 {
 	const struct vwc_model *w = &wr->model;
 
-	vwc_notice("its CPU: %.1f s in the main thread: reading events %.1f s (%lu udev, %lu kernel uevents, %lu inotify), evaluations %.1f s (%lu, %lu full; %lu close checks found WCE as known and needed none), topology scans %.1f s; admin commands sent: %lu Identify Controller, %lu namespace lists, %lu Identify Namespace, %lu Get Features 06h, %lu SMART logs, %lu others",
+	vwc_notice("its CPU: %.1f s in the main thread: reading events %.1f s (%lu udev, %lu kernel uevents, %lu inotify), evaluations %.1f s (%lu, %lu full; %lu close checks found WCE as known and needed none), topology scans %.1f s; commands sent: %lu Identify Controller, %lu namespace lists, %lu Identify Namespace, %lu Get Features 06h, %lu SMART logs, %lu others",
 		   vwc_watch_cpu_now(), w->read_cpu, w->udev_events,
 		   w->kernel_uevents,
 		   w->events - w->udev_events - w->kernel_uevents,

@@ -489,17 +489,43 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	wr->model.eval_cpu += vwc_watch_cpu_now() - t0;
 }
 
+/* Is every namespace controller @ci reaches in the mode last set? */
+static bool modes_as_set(struct vwc_sidecar *wr, int ci)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	enum vwc_mode cur;
+	int i;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *tn = &t->ns[i];
+		struct vwc_wns *n;
+
+		if (!vwc_ns_has_ctrl(tn, ci))
+			continue;
+		n = vwc_model_find_ns(&wr->model, tn->name);
+		if (!n || n->expected == VWC_MODE_NONE ||
+		    vwc_blk_read(tn->syspath, &cur) || cur != n->expected)
+			return false;
+	}
+	return true;
+}
+
 /*
  * A close check (watch-model.h: vwc_model_close_read()): Get Features 06h
  * alone, through the descriptor held (opened again if let go, the same
- * way a probe does). Return: true if the controller needs its evaluation.
+ * way a probe does), and the modes of the namespaces it reaches (sysfs
+ * only: one another writer changed is set again now, not at the safety
+ * net's round). Nothing is sent when the model says that an evaluation
+ * is due anyway. Return: true if the controller needs its evaluation.
  */
-static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c,
-			struct vwc_ctrl *tc)
+static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c, int ci)
 {
+	struct vwc_ctrl *tc = &wr->run.topo.ctrls[ci];
 	enum vwc_tri wce = VWC_TRI_UNKNOWN;
 	bool on;
 
+	if (!vwc_model_close_reads(&wr->model, c))
+		return true;
 	if (c->fd < 0 && c->released)
 		reopen(wr, c, tc);
 	if (c->fd >= 0) {
@@ -510,6 +536,8 @@ static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c,
 		tc->held_fd = c->fd;
 		c->used_at = vwc_watch_now();
 	}
+	if (wce != VWC_TRI_UNKNOWN && !modes_as_set(wr, ci))
+		wce = VWC_TRI_UNKNOWN;	/* an evaluation, whatever WCE says */
 	return vwc_model_close_read(&wr->model, c, wce);
 }
 
@@ -530,8 +558,7 @@ void vwc_watch_evaluate(struct vwc_sidecar *wr)
 			c->full = c->wce = c->close_check = false;
 			continue;
 		}
-		if (!c->full && !c->wce &&
-		    !close_check(wr, c, &wr->run.topo.ctrls[ci]))
+		if (!c->full && !c->wce && !close_check(wr, c, ci))
 			continue;
 		evaluate_ctrl(wr, ci);	/* the others too if the lock is busy */
 	}

@@ -803,13 +803,30 @@ bool vwc_model_busy(const struct vwc_model *w)
 	return false;
 }
 
+/* WCE alone would do (a backup failure reported reads SMART), the last
+ * evaluation left every namespace set, nothing in flight, a cache there */
+static bool close_may_rest(const struct vwc_model *w,
+			   const struct vwc_wctrl *c)
+{
+	return vwc_model_plan(w, c) == VWC_MODEL_PROBE_WCE && c->clean &&
+	       !c->nr_pending && c->facts.present == VWC_TRI_YES;
+}
+
+bool vwc_model_close_reads(struct vwc_model *w, struct vwc_wctrl *c)
+{
+	if (close_may_rest(w, c))
+		return true;
+	c->close_check = false;
+	c->wce = true;
+	return false;
+}
+
 bool vwc_model_close_read(struct vwc_model *w, struct vwc_wctrl *c,
 			  enum vwc_tri wce)
 {
 	c->close_check = false;
-	/* WCE alone would do (a backup failure reported reads SMART) */
-	if (vwc_model_plan(w, c) == VWC_MODEL_PROBE_WCE && c->clean &&
-	    !c->nr_pending && wce != VWC_TRI_UNKNOWN && wce == c->facts.wce) {
+	if (close_may_rest(w, c) && wce != VWC_TRI_UNKNOWN &&
+	    wce == c->facts.wce) {
 		w->closes_confirmed++;
 		return false;
 	}

@@ -122,9 +122,10 @@ struct vwc_wpending {
  *		seconds, 0 none): vwc_model_note_close()
  * @close_check: that read is due: WCE alone, and an evaluation only if it
  *		differs from what is known (vwc_model_close_read())
- * @clean:	its last evaluation left every namespace it reaches in its
- *		mode (none failed, the writers' lock was had): what a close
- *		check may rest on
+ * @clean:	the last evaluation it took part in left every namespace
+ *		that evaluation selected in its mode (none failed, the
+ *		writers' lock was had): what a close check may rest on, with
+ *		the modes read again
  * @pending:	Set Features 06h submitted, not completed (the pending
  *		timeout reads WCE when none is seen)
  * @nr_pending:	how many
@@ -260,7 +261,8 @@ struct vwc_model_ops {
  * @closes_confirmed: close checks that found WCE as known (no
  *		evaluation), for the log
  * @eval_cpu:	CPU seconds spent evaluating, for the log
- * @read_cpu:	CPU seconds spent reading the event sources, for the log
+ * @read_cpu:	CPU seconds spent reading the event sources (with the
+ *		write back the fast path's messages call for), for the log
  */
 struct vwc_model {
 	struct vwc_topo *topo;
@@ -330,6 +332,21 @@ struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name);
 struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
 
 /**
+ * vwc_model_close_reads() - is a close check's WCE read worth sending
+ * @w:		model
+ * @c:		the controller whose @c->close_check is due
+ *
+ * Not when the answer could not spare the evaluation (vwc_model_close_read():
+ * facts not known, a backup failure reported, the last evaluation not
+ * clean, a Set Features 06h in flight) or when the controller reports no
+ * volatile write cache (its WCE is not read at all): then the evaluation
+ * is asked for at once (@c->wce set), with no command sent for nothing.
+ *
+ * Return: true if the caller reads WCE and calls vwc_model_close_read().
+ */
+bool vwc_model_close_reads(struct vwc_model *w, struct vwc_wctrl *c);
+
+/**
  * vwc_model_close_read() - what a close check's WCE read calls for
  * @w:		model
  * @c:		the controller whose @c->close_check was due
@@ -339,14 +356,16 @@ struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
  * backs it up (a Set Features 06h it missed), and the closes come by
  * thousands at fabrics scale: nvme-cli's connect opens every namespace
  * of the host to identify it, so every controller is asked once per
- * connect. WCE as known, with nothing in flight and the last evaluation
- * clean (@c->clean), means that nothing the
+ * connect. WCE as known, with nothing in flight, the last evaluation
+ * clean (@c->clean) and every namespace it reaches in the mode it left
+ * (the caller passes VWC_TRI_UNKNOWN when one is not), means that nothing
+ * the
  * close could have done changed the cache: no evaluation (which would
  * read every namespace's mode, take the writers' lock and read WCE twice
  * more). Anything else (a different value, a failed read, facts not
- * known or a backup failure reported: vwc_model_plan(), a Set Features
- * 06h in flight, a namespace its last evaluation could not set) asks for
- * the evaluation.
+ * known or a backup failure reported: vwc_model_plan(), no cache
+ * reported, a Set Features 06h in flight, a namespace its last
+ * evaluation could not set) asks for the evaluation.
  *
  * Return: true if @c needs its evaluation (@c->wce set).
  */

@@ -640,7 +640,19 @@ int main(void)
 	ok(vwc_model_close_read(&w, c0, VWC_TRI_NO) && c0->wce,
 	   "close check: its last evaluation not clean (a namespace it could not set): evaluated");
 	c0->wce = false;
+	c0->close_check = true;
+	ok(!vwc_model_close_reads(&w, c0) && c0->wce && !c0->close_check,
+	   "close check: not clean: evaluated at once, no WCE read sent for nothing");
+	c0->wce = false;
 	c0->clean = true;
+	c0->close_check = true;
+	ok(vwc_model_close_reads(&w, c0) && !c0->wce,
+	   "close check: clean, facts known, a cache: WCE read first");
+	know(c0, VWC_TRI_NO, VWC_TRI_UNKNOWN);
+	ok(!vwc_model_close_reads(&w, c0) && c0->wce,
+	   "close check: a controller without a cache: no Get Features sent, evaluated as before");
+	c0->wce = false;
+	know(c0, VWC_TRI_YES, VWC_TRI_NO);
 	i = (int)w.closes_confirmed;
 	ok(!vwc_model_close_read(&w, c0, VWC_TRI_NO) && !c0->wce &&
 	   !c0->close_check && (int)w.closes_confirmed == i + 1,
