@@ -4,12 +4,13 @@
 # kernels: 6.1 6.12 7.2
 #
 # The sidecar: raw Set Features 06h from another tool, controller reset,
-# namespace rescan; idle CPU, descriptors, clean stop. Each check of the
+# namespace rescan, another writer's write through set back at a close;
+# idle CPU, descriptors, clean stop. Each check of the
 # sidecar's idle CPU and descriptors first proves it is still the process
 # started here (a dead one reads as 0 ticks and 0 descriptors), the 50
 # toggles are counted, and the clean stop needs a sidecar alive at SIGTERM.
 . /vwc/guest/lib.sh
-plan 16
+plan 17
 
 off=$(ctrl_by_serial VWC0)
 on=$(ctrl_by_serial VWC1)
@@ -46,6 +47,15 @@ check_eq "after reset_controller: write through (WCE $(get_wce "$off"))" "$(wc "
 echo 1 >"/sys/class/nvme/$off/rescan_controller"
 sleep 6
 check_eq "after rescan_controller: write through" "$(wc "$ns")" "write through"
+
+# another writer (root) puts the namespace of the controller whose cache is
+# on in write through: no uevent comes; the next close of one of its nodes
+# (any tool's) sets it back, not the safety net's round a minute later
+# (with the kernel-side detection, a close's check reads the modes too)
+echo "write through" >"/sys/block/$nson/queue/write_cache"
+nvme id-ctrl "/dev/$on" >/dev/null 2>&1
+wait_for "another writer's write through under a cache that is on: write back at the next close of a node" 5 \
+	sh -c "[ \"\$(cat /sys/block/$nson/queue/write_cache)\" = 'write back' ]"
 
 # quiet: until the sidecar's log (-v -v: every step) has not grown for 3 s:
 # the rescan's re-checks (0.3, 1.5, 5 s) and the release of an idle
