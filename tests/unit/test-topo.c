@@ -591,6 +591,22 @@ int main(void)
 		if (!r)
 			vwc_topo_free(&t2);
 		vwc_topo_free(&t1);
+		/* a last scan that read a value empty (a controller read
+		 * while it was being made): read in full again */
+		r = vwc_topo_scan_sysfs(root, &t1);
+		i = vwc_topo_find_ctrl(&t1, "nvme0");
+		if (!r && i >= 0) {
+			t1.ctrls[i].model[0] = '\0';
+			t1.ctrls[i].subsysnqn[0] = '\0';
+		}
+		r = r || i < 0 ? -1 : vwc_topo_rescan_sysfs(root, &t1, &t2);
+		c2 = r ? NULL : c_by(&t2, "nvme0");
+		ok(c2 && !strcmp(c2->model, "Another Model"),
+		   "rescan: a model the last scan read empty: read again (%s)",
+		   c2 ? c2->model : "-");
+		if (!r)
+			vwc_topo_free(&t2);
+		vwc_topo_free(&t1);
 		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/model", p0);
 		put(rel, "QEMU NVMe Ctrl                          \n");
 		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/firmware_rev", p0);
