@@ -115,6 +115,25 @@ static void disk(const char *dir, const char *name)
 	link_to(tgt, rel);
 }
 
+/*
+ * The class entry CLASS/NAME (e.g. "block/nvme0n1") made again with the
+ * same target, beside the old one and renamed over it (a device object
+ * gone and back under its name: a new inode). Return: 0 or -1.
+ */
+static int recreate(const char *entry)
+{
+	char a[600], b[600], tgt[600];
+	ssize_t l;
+
+	snprintf(a, sizeof(a), "%.400s/class/%.100s.new", root, entry);
+	snprintf(b, sizeof(b), "%.400s/class/%.100s", root, entry);
+	l = readlink(b, tgt, sizeof(tgt) - 1);
+	if (l <= 0)
+		return -1;
+	tgt[l] = '\0';
+	return symlink(tgt, a) || rename(a, b) ? -1 : 0;
+}
+
 static const struct vwc_ctrl *c_by(const struct vwc_topo *t, const char *n)
 {
 	int i = vwc_topo_find_ctrl(t, n);
@@ -523,9 +542,7 @@ int main(void)
 	 */
 	{
 		struct vwc_topo t1, t2;
-		char a[600], b[600], tgt[600];
 		const struct vwc_ns *n1, *n2;
-		ssize_t l;
 
 		r = vwc_topo_scan_sysfs(root, &t1);
 		r |= vwc_topo_scan_sysfs(root, &t2);
@@ -536,13 +553,8 @@ int main(void)
 		   c_by(&t1, "nvme0")->ino == c_by(&t2, "nvme0")->ino,
 		   "identity: a namespace's and a controller's class entry inode, the same at the next scan");
 		vwc_topo_free(&t2);
-		snprintf(a, sizeof(a), "%.500s/class/block/nvme0n1.new", root);
-		snprintf(b, sizeof(b), "%.500s/class/block/nvme0n1", root);
-		l = readlink(b, tgt, sizeof(tgt) - 1);
-		if (l > 0)
-			tgt[l] = '\0';
-		r = l > 0 && !symlink(tgt, a) && !rename(a, b) ?
-		    vwc_topo_scan_sysfs(root, &t2) : -1;
+		r = recreate("block/nvme0n1") ? -1 :
+		    vwc_topo_scan_sysfs(root, &t2);
 		n2 = r ? NULL : n_by(&t2, "nvme0n1");
 		ok(n1 && n2 && n2->ino && n2->ino != n1->ino,
 		   "identity: nvme0n1 gone and back under its name: another inode");
@@ -557,10 +569,9 @@ int main(void)
 	 * that went and came back under its name is read in full.
 	 */
 	{
-		char rel[600], a[600], b[600], tgt[600];
+		char rel[600];
 		struct vwc_topo t1, t2;
 		const struct vwc_ctrl *c1, *c2;
-		ssize_t l;
 
 		r = vwc_topo_scan_sysfs(root, &t1);
 		snprintf(rel, sizeof(rel), "devices/%s/nvme/nvme0/model", p0);
@@ -577,13 +588,8 @@ int main(void)
 		   "rescan: the same controller keeps its model, PCI IDs and transport, reads firmware_rev again (%s, %s)",
 		   c2 ? c2->model : "-", c2 ? c2->firmware : "-");
 		vwc_topo_free(&t2);
-		snprintf(a, sizeof(a), "%.500s/class/nvme/nvme0.new", root);
-		snprintf(b, sizeof(b), "%.500s/class/nvme/nvme0", root);
-		l = readlink(b, tgt, sizeof(tgt) - 1);
-		if (l > 0)
-			tgt[l] = '\0';
-		r = l > 0 && !symlink(tgt, a) && !rename(a, b) ?
-		    vwc_topo_rescan_sysfs(root, &t1, &t2) : -1;
+		r = recreate("nvme/nvme0") ? -1 :
+		    vwc_topo_rescan_sysfs(root, &t1, &t2);
 		c2 = r ? NULL : c_by(&t2, "nvme0");
 		ok(c2 && !strcmp(c2->model, "Another Model"),
 		   "rescan: nvme0 gone and back under its name: read in full (%s)",
