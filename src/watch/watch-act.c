@@ -489,24 +489,35 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 	wr->model.eval_cpu += vwc_watch_cpu_now() - t0;
 }
 
+/*
+ * @tn's write_cache now (*@cur) against the mode the sidecar last set or
+ * found right (*@np's expected). Return: 1 another, 0 that one, -1
+ * nothing to compare (no such expectation, write_cache not readable).
+ */
+static int mode_drift(struct vwc_sidecar *wr, const struct vwc_ns *tn,
+		      enum vwc_mode *cur, struct vwc_wns **np)
+{
+	struct vwc_wns *n = vwc_model_find_ns(&wr->model, tn->name);
+
+	*np = n;
+	if (!n || n->expected == VWC_MODE_NONE ||
+	    vwc_blk_read(tn->syspath, cur))
+		return -1;
+	return *cur != n->expected;
+}
+
 /* Is every namespace controller @ci reaches in the mode last set? */
 static bool modes_as_set(struct vwc_sidecar *wr, int ci)
 {
 	struct vwc_topo *t = &wr->run.topo;
+	struct vwc_wns *n;
 	enum vwc_mode cur;
 	int i;
 
-	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_ns *tn = &t->ns[i];
-		struct vwc_wns *n;
-
-		if (!vwc_ns_has_ctrl(tn, ci))
-			continue;
-		n = vwc_model_find_ns(&wr->model, tn->name);
-		if (!n || n->expected == VWC_MODE_NONE ||
-		    vwc_blk_read(tn->syspath, &cur) || cur != n->expected)
+	for (i = 0; i < t->nr_ns; i++)
+		if (vwc_ns_has_ctrl(&t->ns[i], ci) &&
+		    mode_drift(wr, &t->ns[i], &cur, &n))
 			return false;
-	}
 	return true;
 }
 
@@ -571,11 +582,10 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr)
 
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *tn = &t->ns[i];
-		struct vwc_wns *n = vwc_model_find_ns(&wr->model, tn->name);
+		struct vwc_wns *n;
 		enum vwc_mode cur;
 
-		if (!n || n->expected == VWC_MODE_NONE ||
-		    vwc_blk_read(tn->syspath, &cur) || cur == n->expected)
+		if (mode_drift(wr, tn, &cur, &n) <= 0)
 			continue;
 		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
 			 vwc_mode_str(cur), vwc_mode_str(n->expected));

@@ -66,13 +66,25 @@ static int cmp_wns_name(const void *key, const void *e)
 	return strcmp(key, ((const struct vwc_wns *)e)->name);
 }
 
+/*
+ * @name among the first @nr of the model's namespaces: those the last
+ * sync sorted (the ones this sync adds go after them, unsorted until its
+ * end). Bisection: a thousand namespaces looked up one by one in a walk
+ * of all of them was half a million name comparisons a scan.
+ */
+static struct vwc_wns *find_ns_in(struct vwc_model *w, int nr,
+				  const char *name)
+{
+	if (!nr)
+		return NULL;
+	return bsearch(name, w->ns, nr, sizeof(*w->ns), cmp_wns_name);
+}
+
 /* in name order (vwc_model_sync() sorts them): at array scale an
  * evaluation looks up each of its namespaces among thousands */
 struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name)
 {
-	if (!w->nr_ns)
-		return NULL;
-	return bsearch(name, w->ns, w->nr_ns, sizeof(*w->ns), cmp_wns_name);
+	return find_ns_in(w, w->nr_ns, name);
 }
 
 static void forget_ctrl(struct vwc_model *w, int i)
@@ -226,67 +238,10 @@ static uint64_t paths_sig(const struct vwc_topo *t, const struct vwc_ns *ns)
 	return sig + (uint64_t)ns->nr_ctrl;
 }
 
-/*
- * The model's namespaces by name, sorted once for vwc_model_sync(): a
- * thousand namespaces looked up one by one in a walk of all of them was
- * half a million name comparisons a scan. Indices, not pointers: the
- * array may grow (move) while they are used, and grows only at its end.
- */
-struct ns_key {
-	const struct vwc_wns *ns;
-	const char *name;
-};
-
-static int cmp_ns_idx(const void *a, const void *b, void *arg)
-{
-	const struct vwc_wns *ns = arg;
-
-	return strcmp(ns[*(const int *)a].name, ns[*(const int *)b].name);
-}
-
-static int cmp_ns_key(const void *k, const void *e)
-{
-	const struct ns_key *key = k;
-
-	return strcmp(key->name, key->ns[*(const int *)e].name);
-}
-
-static int *ns_index(const struct vwc_model *w)
-{
-	int *idx = w->nr_ns ? malloc(w->nr_ns * sizeof(*idx)) : NULL;
-	int i;
-
-	if (!idx)
-		return NULL;
-	for (i = 0; i < w->nr_ns; i++)
-		idx[i] = i;
-	qsort_r(idx, w->nr_ns, sizeof(*idx), cmp_ns_idx, w->ns);
-	return idx;
-}
-
-/* @name among the first @nr of the model's namespaces (@idx sorted) */
-static struct vwc_wns *find_ns_in(struct vwc_model *w, const int *idx,
-				  int nr, const char *name)
-{
-	struct ns_key key = { .ns = w->ns, .name = name };
-	const int *e;
-	int i;
-
-	/* no memory for the index: a walk over the first @nr */
-	if (!idx) {
-		for (i = 0; i < nr; i++)
-			if (!strcmp(w->ns[i].name, name))
-				return &w->ns[i];
-		return NULL;
-	}
-	e = bsearch(&key, idx, nr, sizeof(*idx), cmp_ns_key);
-	return e ? &w->ns[*e] : NULL;
-}
-
 void vwc_model_sync(struct vwc_model *w, double now)
 {
 	struct vwc_topo *t = w->topo;
-	int i, *idx, nr_idx = w->nr_ns;
+	int i, nr_sorted = w->nr_ns;
 
 	for (i = 0; i < w->nr_ctrl; i++)
 		w->ctrl[i].seen = false;
@@ -322,9 +277,8 @@ void vwc_model_sync(struct vwc_model *w, double now)
 			tc->decision = vwc_policy_decide(&tc->facts);
 		}
 	}
-	idx = ns_index(w);
 	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_wns *n = find_ns_in(w, idx, nr_idx, t->ns[i].name);
+		struct vwc_wns *n = find_ns_in(w, nr_sorted, t->ns[i].name);
 		uint64_t paths = paths_sig(t, &t->ns[i]), ident;
 
 		ident = w->ops && w->ops->ns_ident ?
@@ -372,7 +326,6 @@ void vwc_model_sync(struct vwc_model *w, double now)
 		/* a new namespace: its controllers decide for it */
 		vwc_model_note_ns(w, n->name);
 	}
-	free(idx);
 	for (i = 0; i < w->nr_ctrl; i++)
 		if (!w->ctrl[i].seen) {
 			vwc_info("%s: gone", w->ctrl[i].name);
