@@ -2,9 +2,12 @@
 /*
  * What one topology scan of the sidecar costs on the host, without a
  * guest: vwc_topo_scan_sysfs() over a sysfs tree (bench/host/scan-cost.sh
- * makes a fake one of fabrics shape), then vwc_model_sync() of the model
- * to it, as vwc_watch_rescan() does, N times; the mean CPU time of each,
- * and the scan's system calls are for strace -c to count. Then the
+ * makes a fake one of fabrics shape), then N - 1 scans each carrying what
+ * the one before found (vwc_topo_rescan_sysfs(), as vwc_run_rescan()
+ * does), each followed by vwc_model_sync() of the model to it, as
+ * vwc_watch_rescan() does; the mean CPU time and page faults of the later
+ * scans (a fault costs tens of microseconds under emulation), and the
+ * scan's system calls are for strace -c to count. Then the
  * node_exporter textfile of that topology (vwc_watch_write_textfile(), as
  * the sidecar writes it after each change: every namespace's write_cache
  * read, the Prometheus text, rename), its CPU and wall time, N
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -33,6 +37,15 @@ static double clock_s(clockid_t id)
 static double cpu_now(void)
 {
 	return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* page faults so far (a fault is dear under emulation) */
+static long faults_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt + ru.ru_majflt;
 }
 
 /* the textfile of @t, @n times: mean CPU and wall milliseconds */
@@ -92,7 +105,8 @@ int main(int argc, char **argv)
 	struct vwc_topo t[2];
 	struct vwc_model w;
 	double scan = 0, sync = 0, t0;
-	int n, i;
+	long flt = 0, f0;
+	int n, i, r;
 
 	if ((argc != 3 && argc != 4) || (n = atoi(argv[2])) < 1) {
 		fprintf(stderr, "usage: scan-cost SYSFS N [TEXTFILE]\n");
@@ -102,12 +116,23 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		struct vwc_topo *cur = &t[i & 1];
 
+		/* the first scan reads everything; the sidecar's later ones
+		 * carry what the last found (vwc_run_rescan()) */
 		t0 = cpu_now();
-		if (vwc_topo_scan_sysfs(argv[1], cur)) {
+		f0 = faults_now();
+		r = i ? vwc_topo_rescan_sysfs(argv[1], &t[(i + 1) & 1], cur) :
+			vwc_topo_scan_sysfs(argv[1], cur);
+		if (i)
+			flt += faults_now() - f0;
+		if (r) {
 			fprintf(stderr, "scan-cost: cannot scan %s\n", argv[1]);
 			return 1;
 		}
-		scan += cpu_now() - t0;
+		if (i)
+			scan += cpu_now() - t0;
+		else
+			printf("first scan: %.2f ms CPU, %ld page faults\n",
+			       (cpu_now() - t0) * 1000, faults_now() - f0);
 		if (!i)
 			vwc_model_init(&w, cur, &ops, NULL);
 		w.topo = cur;
@@ -117,8 +142,10 @@ int main(int argc, char **argv)
 		/* the scan before, as the sidecar's run keeps one */
 		vwc_topo_free(&t[(i + 1) & 1]);
 	}
-	printf("%d controllers, %d namespaces: scan %.2f ms, vwc_model_sync() %.2f ms (CPU, mean of %d; the first sync sees every namespace new)\n",
-	       w.topo->nr_ctrls, w.topo->nr_ns, scan * 1000 / n, sync * 1000 / n, n);
+	printf("%d controllers, %d namespaces: rescan %.2f ms, %ld page faults (mean of %d, each after the one before, as the sidecar's); vwc_model_sync() %.2f ms (CPU, mean of %d; the first sync sees every namespace new)\n",
+	       w.topo->nr_ctrls, w.topo->nr_ns,
+	       n > 1 ? scan * 1000 / (n - 1) : 0.0, n > 1 ? flt / (n - 1) : 0L,
+	       n - 1, sync * 1000 / n, n);
 	if (argc == 4)
 		textfile_cost(w.topo, argv[3], n);
 	vwc_model_free(&w);

@@ -2,7 +2,9 @@
 # What one topology scan of the sidecar costs, on the host, without a
 # guest (bench/host/scan-cost.c): a fake sysfs of fabrics shape, S
 # subsystems of two controllers each (two paths) and K namespaces, in a
-# temporary directory; the scan and the model's sync timed N times, then
+# temporary directory; a first scan, then N - 1 scans each carrying what
+# the one before found, as the sidecar's do (their CPU time and page
+# faults), and the model's sync timed N times, then
 # one run under strace -c (the system calls a scan makes), and the
 # sidecar's node_exporter textfile over that topology, written N times in
 # the temporary directory (its file system named), and the system calls

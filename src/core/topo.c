@@ -286,7 +286,7 @@ int vwc_topo_find_ns(const struct vwc_topo *t, const char *name)
 
 /*
  * @s appended to the array of char[@width] at *@arr_p (@nr of them): a
- * path node's syspath, a passed-over controller's name.
+ * passed-over controller's name.
  */
 static int push_str(void *arr_p, int *nr, size_t width, const char *s)
 {
@@ -324,8 +324,16 @@ static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 		if (i >= 0)
 			return &t->ns[i];
 	}
-	if (t->nr_ns >= sc->cap)
-		return NULL;	/* more than listed: never */
+	if (t->nr_ns >= sc->cap) {
+		/* room was made for the heads listed: a path whose head is
+		 * not (being removed, or made meanwhile) needs more */
+		void *arr = realloc(t->ns, 2 * (size_t)sc->cap * sizeof(*t->ns));
+
+		if (!arr)
+			return NULL;
+		t->ns = arr;
+		sc->cap *= 2;
+	}
 	ns = &t->ns[t->nr_ns++];
 	memset(ns, 0, sizeof(*ns));
 	ns->no_vwc = VWC_TRI_UNKNOWN;
@@ -352,12 +360,28 @@ int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 
 static int ns_add_path(struct vwc_ns *ns, const char *syspath)
 {
-	return push_str(&ns->path_syspath, &ns->nr_paths, VWC_PATH_LEN, syspath);
+	char **arr, *p = strdup(syspath);
+
+	if (!p)
+		return -ENOMEM;
+	arr = realloc(ns->path_syspath,
+		      (size_t)(ns->nr_paths + 1) * sizeof(*arr));
+	if (!arr) {
+		free(p);
+		return -ENOMEM;
+	}
+	ns->path_syspath = arr;
+	arr[ns->nr_paths++] = p;
+	return 0;
 }
 
 static void ns_free(struct vwc_ns *ns)
 {
+	int i;
+
 	free(ns->ctrl);
+	for (i = 0; i < ns->nr_paths; i++)
+		free(ns->path_syspath[i]);
 	free(ns->path_syspath);
 	ns->ctrl = NULL;
 	ns->path_syspath = NULL;
@@ -542,8 +566,15 @@ static int cmp_entry(const void *a, const void *b)
 		      ((const struct class_entry *)b)->syspath);
 }
 
-/* Room in the scan's array for the @n entries listed, and their hash. */
-static int scan_reserve(struct scan *sc, bool ctrls, int n)
+/*
+ * Room in the scan's array for the @n entries listed (of which @heads
+ * name a namespace or a multipath head, not a path: what the namespaces'
+ * array holds, paths being kept in their head's entry), and their hash.
+ * An entry is a page or more (its sysfs path's room): room for every path
+ * as well would be pages touched, and faulted in at each of the sidecar's
+ * scans, for nothing.
+ */
+static int scan_reserve(struct scan *sc, bool ctrls, int n, int heads)
 {
 	struct vwc_topo *t = sc->t;
 	unsigned int slots = 1;
@@ -557,11 +588,13 @@ static int scan_reserve(struct scan *sc, bool ctrls, int n)
 		sc->cap = n;
 		return 0;
 	}
-	arr = realloc(t->ns, n * sizeof(*t->ns));
+	if (heads < 1)
+		heads = 1;
+	arr = realloc(t->ns, heads * sizeof(*t->ns));
 	if (!arr)
 		return -ENOMEM;
 	t->ns = arr;
-	sc->cap = n;
+	sc->cap = heads;
 	while (slots < 2 * (unsigned int)n)
 		slots <<= 1;
 	/* without it, found by a walk: slower, the same answer */
@@ -593,7 +626,7 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
 	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
 	struct class_entry *e = NULL, *tmp;
-	int i, n = 0, cap = 0, r = 0;
+	int i, n = 0, heads = 0, cap = 0, r = 0;
 	size_t dlen;
 	struct dirent *de;
 	DIR *d;
@@ -656,11 +689,12 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
 		e[n].ino = (uint64_t)de->d_ino;
 		n++;
+		heads += kind == VWC_KIND_NS;
 	}
 	closedir(d);
 	if (!r && n) {
 		qsort(e, n, sizeof(*e), cmp_entry);
-		r = scan_reserve(sc, ctrls, n);
+		r = scan_reserve(sc, ctrls, n, heads);
 	}
 	for (i = 0; !r && i < n; i++)
 		r = add(sc, e[i].name, e[i].syspath, top, e[i].ino);
@@ -720,7 +754,8 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 		}
 	}
 	if (t->nr_ns) {
-		/* room was made for every entry listed, paths too */
+		/* room was made for the heads listed, more if paths came
+		 * without theirs: what is left over given back */
 		arr = realloc(t->ns, t->nr_ns * sizeof(*t->ns));
 		if (arr)
 			t->ns = arr;

@@ -135,7 +135,9 @@ struct vwc_ctrl {
  * @ctrl:		indices into &vwc_topo.ctrls: the controllers that
  *			reach it
  * @nr_ctrl:		how many
- * @path_syspath:	hidden multipath paths (nvmeXcYnZ)
+ * @path_syspath:	hidden multipath paths (nvmeXcYnZ): their sysfs
+ *			directories, each allocated (as long as it is:
+ *			thousands at fabrics scale)
  * @nr_paths:		how many
  * @ino:		inode number of its entry (the head's, or the disk's
  *			without multipath) under <sysfs>/class/block, as for
@@ -166,7 +168,7 @@ struct vwc_ns {
 	char syspath[VWC_PATH_LEN];
 	int *ctrl;
 	int nr_ctrl;
-	char (*path_syspath)[VWC_PATH_LEN];
+	char **path_syspath;
 	int nr_paths;
 	uint32_t nsid;
 	uint64_t ino;

@@ -173,14 +173,15 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 		snprintf(ns->name, sizeof(ns->name), "%s", list[i].name);
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s",
 			 list[i].syspath);
+		/* the copies' strings, lent: freed with @list below */
 		ns->path_syspath = calloc(list[i].nr_paths + 1,
 					  sizeof(*ns->path_syspath));
 		if (!ns->path_syspath)
 			continue;
 		for (k = 0; k < list[i].nr_paths; k++)
 			if (list[i].paths[k])
-				snprintf(ns->path_syspath[ns->nr_paths++],
-					 VWC_PATH_LEN, "%s", list[i].paths[k]);
+				ns->path_syspath[ns->nr_paths++] =
+					list[i].paths[k];
 		if (many) {
 			nsv[nv] = ns;
 			dv[nv++] = wb;

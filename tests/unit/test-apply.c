@@ -261,7 +261,8 @@ int main(void)
 	 */
 	make_run(&r, idx);
 	{
-		char (*paths)[VWC_PATH_LEN] = calloc(2, sizeof(*paths));
+		char path0[VWC_PATH_LEN], path1[VWC_PATH_LEN];
+		char *paths[] = { path0, path1 };
 		struct vwc_ns *ns = &r.topo.ns[1];
 		char p[256];
 
@@ -270,8 +271,8 @@ int main(void)
 		snprintf(p, sizeof(p), "%s/sys/nvme1c0n1/queue/write_cache",
 			 root);
 		vwc_mkdir_p(p);	/* a directory: neither read nor written */
-		snprintf(paths[0], VWC_PATH_LEN, "%s/sys/nvme1c0n1", root);
-		snprintf(paths[1], VWC_PATH_LEN, "%s/sys/nvme1c1n1", root);
+		snprintf(path0, sizeof(path0), "%s/sys/nvme1c0n1", root);
+		snprintf(path1, sizeof(path1), "%s/sys/nvme1c1n1", root);
 		ns->path_syspath = paths;
 		ns->nr_paths = 2;
 		n = vwc_blk_apply(ns, (struct vwc_decision){
@@ -298,7 +299,6 @@ int main(void)
 		       "the other path node back in write back");
 		ns->path_syspath = NULL;
 		ns->nr_paths = 0;
-		free(paths);
 	}
 	free_run(&r);
 

@@ -658,6 +658,46 @@ int main(void)
 		   "names' signature: no class directories: 0");
 	}
 
+	/*
+	 * Room is made for the heads listed: paths whose head is not (a
+	 * head being removed, or not made yet) need more, made as they
+	 * come (1 head, 6 such paths: room made three times over), and are
+	 * dropped in the end, the head's entry whole.
+	 */
+	{
+		char saved[sizeof(root)], name[32];
+
+		memcpy(saved, root, sizeof(root));
+		snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
+		if (mkdtemp(root)) {
+			mkdirs("class/nvme");
+			mkdirs("class/block");
+			mkdirs("bus/pci");
+			pci_fn(p0, "0x1b36", "0x0010");
+			ctrl(p0, "nvme0", "QEMU NVMe Ctrl");
+			disk("pci0000:00/0000:00:03.0/nvme/nvme0", "nvme0n1");
+			for (i = 1; i <= 6; i++) {
+				snprintf(name, sizeof(name), "nvme7c0n%d", i);
+				disk("pci0000:00/0000:00:03.0/nvme/nvme0", name);
+			}
+			r = vwc_topo_scan_sysfs(root, &t);
+			ns = n_by(&t, "nvme0n1");
+			snprintf(want, sizeof(want), "%s/devices/%s/nvme/nvme0/nvme0n1",
+				 root, p0);
+			ok(r == 0 && t.nr_ns == 1 && ns && ns->nr_ctrl == 1 &&
+			   !ns->nr_paths && !strcmp(ns->syspath, want),
+			   "one head, six paths without theirs: scanned (%d), the head alone and whole (%d namespace(s))",
+			   r, t.nr_ns);
+			vwc_topo_free(&t);
+			snprintf(want, sizeof(want), "rm -rf '%s'", root);
+			if (system(want))
+				printf("# could not remove %s\n", root);
+		} else {
+			ok(0, "mkdtemp: %s", strerror(errno));
+		}
+		memcpy(root, saved, sizeof(root));
+	}
+
 	/* a missing class directory (no nvme driver) is an empty host */
 	snprintf(want, sizeof(want), "%s/nonexistent", root);
 	r = vwc_topo_scan_sysfs(want, &t);
