@@ -119,9 +119,10 @@ static bool pci_parent(const char *syspath, const char *top, char *out,
 }
 
 /*
- * One scan of sysfs. The arrays grow to what the class directory listed,
- * once (a controller is some 10 KiB, a namespace 4 KiB: grown one at a
- * time they were copied or remapped at every addition), and namespaces
+ * One scan of sysfs. The arrays are made for what the class directory
+ * listed, once (a controller is some 10 KiB, a namespace 4 KiB: grown one
+ * at a time they were copied or remapped at every addition; namespaces:
+ * the heads listed, doubled if paths without theirs need more), and namespaces
  * are found by name through a hash of their indices, not a walk of all
  * of them for every disk and path node (O(n^2) at a thousand namespaces).
  */

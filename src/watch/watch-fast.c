@@ -167,18 +167,23 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 	for (i = 0; i < nr; i++) {
 		struct vwc_ns *ns = many ? &nsa[nv] : &f->scratch;
 
-		if (!list[i].syspath || !list[i].paths)
+		/* no copy of its sysfs path: nowhere to write */
+		if (!list[i].syspath)
 			continue;
 		memset(ns, 0, sizeof(*ns));
 		snprintf(ns->name, sizeof(ns->name), "%s", list[i].name);
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s",
 			 list[i].syspath);
-		/* the copies' strings, lent: freed with @list below */
-		ns->path_syspath = calloc(list[i].nr_paths + 1,
-					  sizeof(*ns->path_syspath));
-		if (!ns->path_syspath)
-			continue;
-		for (k = 0; k < list[i].nr_paths; k++)
+		/*
+		 * The copies' strings, lent: freed with @list below, never
+		 * by ns_free(). No memory for the list of its paths: the
+		 * head is written back all the same (not skipped, in
+		 * write through under a cache just enabled).
+		 */
+		ns->path_syspath = list[i].paths ?
+				   calloc(list[i].nr_paths + 1,
+					  sizeof(*ns->path_syspath)) : NULL;
+		for (k = 0; ns->path_syspath && k < list[i].nr_paths; k++)
 			if (list[i].paths[k])
 				ns->path_syspath[ns->nr_paths++] =
 					list[i].paths[k];
