@@ -11,7 +11,7 @@
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
 #   VWC_JOBS_IDLE one guest more each 10 s the host's CPU was at least this
-#                 share idle (percent), up to three times VWC_JOBS, one fewer each
+#                 share idle (percent), up to twice VWC_JOBS, one fewer each
 #                 10 s it was less than half of it (default 0: never)
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
@@ -159,9 +159,8 @@ jobs=${VWC_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # Many guests sleep much of their time (a timer, a settle, a safety net):
 # two of them can leave a core idle. VWC_JOBS_IDLE gives one guest more
-# each time the host was that idle over the last 10 s, up to three times
-# VWC_JOBS (twice left the cores 40 to 60% idle once the background lane
-# was done: the short cases' guests wait on timers), and takes one back each time it was less than half that idle
+# each time the host was that idle over the last 10 s, up to twice
+# VWC_JOBS, and takes one back each time it was less than half that idle
 # (looked at every 10 s; a tick process wakes the loop): measured, so
 # that a host busy with other work (the test command's background lane)
 # gets no more guests. A guest taken back ends its case; none is stopped.
@@ -213,7 +212,7 @@ while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 		else
 			wait "$tick_pid" 2>/dev/null || true
 			idle_now=$(host_idle)
-			if [ "$idle_now" -ge "$idle_min" ] && [ "$extra" -lt $((2 * jobs)) ] &&
+			if [ "$idle_now" -ge "$idle_min" ] && [ "$extra" -lt "$jobs" ] &&
 				[ "${#running[@]}" -ge $((jobs + extra)) ]; then
 				extra=$((extra + 1))
 			elif [ "$idle_now" -lt $((idle_min / 2)) ] && [ "$extra" -gt 0 ]; then
