@@ -13,6 +13,10 @@
 #      Prometheus blocks of the fleet case's serial logs (LOG...), when given
 # Usage: run.sh BUILD [LOG...]   LOGs that do not exist are ignored (an
 #        unmatched glob such as build/vm-logs/*-fleet.log is fine).
+#        run.sh BUILD --logs-from FILE [PID]: the logs are the lines of
+#        FILE, read once parts 1-4 are done and FILE exists (tests/check
+#        runs this suite beside the VM suite and writes FILE when that
+#        suite ends); the wait ends without logs if PID is given and dies.
 # Output: TAP (one stream, plan at the end), then the count line
 #   "fleet: N passed, N failed" (+ ", N skipped" if any). Exit 1 on a failure.
 set -uo pipefail
@@ -20,8 +24,14 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD=${1:?usage: run.sh BUILD [LOG...]}
 shift
-logs=()
-for l in "$@"; do [ -f "$l" ] && logs+=("$l"); done
+logs=() from='' parent=''
+if [ "${1:-}" = --logs-from ]; then
+	from=${2:?usage: run.sh BUILD --logs-from FILE [PID]} parent=${3:-}
+	set --
+fi
+# add_logs LOG...: those that exist
+add_logs() { local l; for l in "$@"; do [ -f "$l" ] && logs+=("$l"); done; }
+add_logs "$@"
 
 n=0 passed=0 failed=0 skipped=0
 # part NAME CMD...: re-emit CMD's TAP results under NAME, numbered here; a
@@ -63,6 +73,18 @@ part ansible bash "$HERE/ansible.sh" "$BUILD"
 part rules bash "$HERE/promtool-rules.sh" "$BUILD"
 part role bash "$HERE/ansible-role.sh" "$BUILD"
 part deb bash "$HERE/ansible-deb.sh"
+if [ -n "$from" ]; then
+	t0=$SECONDS
+	while [ ! -f "$from" ]; do
+		[ -z "$parent" ] || kill -0 "$parent" 2>/dev/null || break
+		sleep 2
+	done
+	echo "# waited $((SECONDS - t0)) s for the VM suite's logs ($from)"
+	if [ -f "$from" ]; then
+		mapfile -t listed <"$from"
+		add_logs "${listed[@]}"
+	fi
+fi
 if [ "${#logs[@]}" -gt 0 ]; then
 	part promtool bash "$HERE/check-prom-log.sh" "${logs[@]}"
 else
