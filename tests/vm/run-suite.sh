@@ -10,9 +10,10 @@
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
-#   VWC_JOBS_IDLE one guest more each 10 s the host's CPU was at least this
-#                 share idle (percent), up to twice VWC_JOBS, one fewer each
-#                 10 s it was less than half of it (default 0: never)
+#   VWC_JOBS_CPU  guests beyond VWC_JOBS, up to twice it, while the running
+#                 guests and the next together used at most this share
+#                 (percent) of VWC_JOBS cores in their last runs (default
+#                 0: never)
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -71,23 +72,32 @@ for f in "$HERE"/cases/*.sh; do
 	done
 done
 # Longest first, so that the last guests to end end together: each
-# run's total from the last suite that ran it ($VWC_CACHE_DIR/vm-times,
-# "KERNEL CASE SECONDS"); a run not in it (a new case, a machine whose
-# cache has none) counts as half its "# timeout:" (300 s when it has
-# none): a long case that starts last would end alone, its guest the
-# only one left. The order changes nothing else: each guest boots alone.
+# run's total from the last VM suite that ran it ($VWC_CACHE_DIR/vm-times,
+# "KERNEL CASE SECONDS CPU": its wall time and its QEMU's CPU seconds); a
+# run not in it (a new case, a machine whose cache has none) counts as
+# half its "# timeout:" (300 s when it has none): a long case that starts
+# last would end alone, its guest the only one left. The order changes
+# nothing else: each guest boots alone. rate[i]: the share of a core
+# (percent) run i used, 100 when not known.
 TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/vm-times
-if [ "${#runs[@]}" -gt 1 ]; then
+rate=()
+if [ "${#runs[@]}" -gt 0 ]; then
 	known=$TIMES
 	[ -s "$known" ] || known=/dev/null
 	mapfile -t runs < <(for r in "${runs[@]}"; do
-		t=$(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3 } END { print t + 0 }' "$known")
+		read -r t c < <(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3; c = $4 } END { print t + 0, c + 0 }' "$known")
 		if [ "$t" = 0 ]; then
 			t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "${r#* }" | head -n 1)
-			t=$((${t:-300} / 2))
+			t=$((${t:-300} / 2)) c=0
 		fi
-		printf '%s\t%s\n' "$t" "$r"
+		# the share of a core, percent, rounded up; not known: 100
+		c=$(awk -v t="$t" -v c="$c" 'BEGIN { r = c > 0 ? int(c * 100 / t + 0.999) : 100; print r > 100 ? 100 : r }')
+		printf '%s\t%s\t%s\n' "$t" "$c" "$r"
 	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
+	for i in "${!runs[@]}"; do
+		rate[i]=${runs[i]%%$'\t'*}
+		runs[i]=${runs[i]#*$'\t'}
+	done
 fi
 if [ "${#runs[@]}" -eq 0 ]; then
 	echo "vm: no case selected (VWC_CASES='${VWC_CASES:-}' VWC_KERNELS='${VWC_KERNELS:-}')"
@@ -158,30 +168,15 @@ one_run() {
 jobs=${VWC_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # Many guests sleep much of their time (a timer, a settle, a safety net):
-# two of them can leave a core idle. VWC_JOBS_IDLE gives one guest more
-# each time the host was that idle over the last 10 s, up to twice
-# VWC_JOBS, and takes one back each time it was less than half that idle
-# (looked at every 10 s; a tick process wakes the loop): measured, so
-# that a host busy with other work (the test command's background lane)
-# gets no more guests. A guest taken back ends its case; none is stopped.
-idle_min=${VWC_JOBS_IDLE:-0}
-[ "$idle_min" -ge 0 ] 2>/dev/null || idle_min=0
-extra=0 tick_pid='' stat_prev=''
-# host_idle: the idle share (percent) of the host's CPU since the last call
-host_idle() {
-	local cur busy idle pb pi a b c e f g h
-	read -r _ a b c idle e f g h _ </proc/stat
-	busy=$((a + b + c + e + f + g + h))
-	cur="$busy $idle"
-	if [ -z "$stat_prev" ]; then
-		stat_prev=$cur
-		echo 0
-		return
-	fi
-	read -r pb pi <<<"$stat_prev"
-	stat_prev=$cur
-	echo $(((idle - pi) * 100 / ((busy - pb) + (idle - pi) + 1)))
-}
+# two of them can leave a core idle (6.1's idle case used 8% of one in
+# 76 s, t700-rebind 12 to 15% in 110 s). With VWC_JOBS_CPU a guest beyond
+# `jobs` starts, up to twice `jobs`, while the shares of a core the
+# running guests and it used in their last runs add up to at most
+# VWC_JOBS_CPU percent of `jobs` cores: the first waiting run in the
+# order above that fits. A run whose share is not known counts as a whole
+# core, so none starts beside `jobs` others until it has run once.
+cpu_pct=${VWC_JOBS_CPU:-0}
+[ "$cpu_pct" -ge 0 ] 2>/dev/null || cpu_pct=0
 resdir=$(mktemp -d "${TMPDIR:-/tmp}/vwc-suite.XXXXXX")
 trap 'rm -rf "$resdir"' EXIT
 passed=0 failed=0 skipped=0
@@ -198,31 +193,32 @@ report() { # IDX: print a finished run's report and add its counts
 	passed=$((passed + cp)) failed=$((failed + cf)) skipped=$((skipped + cs))
 }
 declare -A running=()
-next=0
-while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
-	while [ "$next" -lt "${#runs[@]}" ] && [ "${#running[@]}" -lt $((jobs + extra)) ]; do
-		one_run "${runs[$next]}" "$resdir/names.$next" >"$resdir/$next" 2>&1 &
-		running[$!]=$next
-		next=$((next + 1))
-	done
-	if [ "$idle_min" -gt 0 ] && [ "$next" -lt "${#runs[@]}" ] &&
-		{ [ -z "$tick_pid" ] || ! kill -0 "$tick_pid" 2>/dev/null; }; then
-		if [ -z "$tick_pid" ]; then
-			host_idle >/dev/null
-		else
-			wait "$tick_pid" 2>/dev/null || true
-			idle_now=$(host_idle)
-			if [ "$idle_now" -ge "$idle_min" ] && [ "$extra" -lt "$jobs" ] &&
-				[ "${#running[@]}" -ge $((jobs + extra)) ]; then
-				extra=$((extra + 1))
-			elif [ "$idle_now" -lt $((idle_min / 2)) ] && [ "$extra" -gt 0 ]; then
-				extra=$((extra - 1))
-			fi
+started=() # 1: run i started
+left=${#runs[@]}
+# pick: prints the index of the run to start now; fails when none may
+pick() {
+	local i use=0 pid
+	[ "$left" -gt 0 ] || return 1
+	for pid in "${!running[@]}"; do use=$((use + rate[${running[$pid]}])); done
+	for i in "${!runs[@]}"; do
+		[ -z "${started[i]:-}" ] || continue
+		# fewer than `jobs`: the next in order, whatever it uses
+		if [ "${#running[@]}" -lt "$jobs" ] ||
+			{ [ "$cpu_pct" -gt 0 ] && [ "${#running[@]}" -lt $((2 * jobs)) ] &&
+				[ $((use + rate[i])) -le $((cpu_pct * jobs)) ]; }; then
+			echo "$i"
+			return 0
 		fi
-		sleep 10 &
-		tick_pid=$!
-		[ "${#running[@]}" -ge $((jobs + extra)) ] || continue
-	fi
+	done
+	return 1
+}
+while [ "$left" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
+	while i=$(pick); do
+		one_run "${runs[$i]}" "$resdir/names.$i" >"$resdir/$i" 2>&1 &
+		running[$!]=$i
+		started[i]=1
+		left=$((left - 1))
+	done
 	wait -n || true
 	for pid in "${!running[@]}"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -232,13 +228,15 @@ while [ "$next" -lt "${#runs[@]}" ] || [ "${#running[@]}" -gt 0 ]; do
 		fi
 	done
 done
-[ -z "$tick_pid" ] || kill "$tick_pid" 2>/dev/null || true
 
-# each run's total for the next suite's order (runs of this one replace
-# their earlier lines)
-new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
-# (two suites may end at once, a lane's beside another's: one at a time
-# under the file's lock)
+# each run's total and CPU for the next suite's order and packing (runs
+# of this one replace their earlier lines); not from a run with its own
+# VWC_LOG_DIR: sanitize, valgrind, compat and the mutants boot other
+# builds (ASan, valgrind, a guest stopped at its first failure)
+new=
+[ -n "${VWC_LOG_DIR:-}" ] ||
+	new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -En 's/^\[([^]]*)\] ([^:]*): boot [^,]*, total ([0-9.]*)s(.*QEMU CPU ([0-9.]*)s)?.*/\1 \2 \3 \5/p' || true)
+# (one at a time under the file's lock)
 if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
 	(
 		flock 9
