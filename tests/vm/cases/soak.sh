@@ -5,6 +5,7 @@
 # vm: spare
 # kernels: 6.1-generic 7.2-generic
 # timeout: 600
+# timing: samplers read write_cache every 1 ms and judge windows of it
 #
 # Fault-injection soak, VWC_SOAK_S seconds (default 120; the
 # 30-minute run is bench/run.sh -k KERNEL soak-30min). Three samplers
