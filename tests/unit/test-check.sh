@@ -87,19 +87,5 @@ for v in $({ find tests scripts bench -name '*.sh' \
 done
 t "tests/check.conf names every setting the runners read" [ ! -s "$T/out" ]
 
-# the VM suite's run times (tests/vm/times-merge.awk OLD NEW): a run's
-# new line replaces its old one, a share of a core lower than the old
-# one's does not (a guest slowed beside others), OLD's other runs stay
-printf '7.2 a 10 5\n7.2 b 20 10\n6.1 c 30\n7.2 e 8 2\n' >"$T/old"
-printf '7.2 a 20 6\n7.2 b 10 8\n6.1 c 40 8\n6.1 d 5 1\n' >"$T/new"
-awk -f tests/vm/times-merge.awk "$T/old" "$T/new" >"$T/out"
-t "times: a lower share of a core keeps the old share at the new time" has "7.2 a 20 10.0"
-t "times: a higher share replaces the old" has "7.2 b 10 8"
-t "times: a run first measured with its CPU takes it" has "6.1 c 40 8"
-t "times: a new run added, an old one not run kept" bash -c "grep -qx '6.1 d 5 1' '$T/out' && grep -qx '7.2 e 8 2' '$T/out'"
-t "times: one line a run" [ "$(wc -l <"$T/out")" = 5 ]
-: >"$T/empty"
-awk -f tests/vm/times-merge.awk "$T/empty" "$T/new" >"$T/out"
-t "times: no old file: the new lines" cmp -s "$T/out" "$T/new"
 
 tap_done

@@ -10,10 +10,8 @@
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
-#   VWC_JOBS_CPU  guests beyond VWC_JOBS, up to twice it, while the running
-#                 guests and the next together used at most this share
-#                 (percent) of VWC_JOBS cores in their last runs (default
-#                 0: never)
+#   VWC_JOBS_EXTRA guests beyond VWC_JOBS at once (default 0), never beside
+#                 a case with a "# timing:" line or a peer guest
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -73,34 +71,30 @@ for f in "$HERE"/cases/*.sh; do
 done
 # Longest first, so that the last guests to end end together: each
 # run's total from the last VM suite that ran it ($VWC_CACHE_DIR/vm-times,
-# "KERNEL CASE SECONDS CPU": its wall time and its QEMU's CPU seconds); a
-# run not in it (a new case, a machine whose cache has none) counts as
-# half its "# timeout:" (300 s when it has none): a long case that starts
-# last would end alone, its guest the only one left. The order changes
-# nothing else: each guest boots alone. rate[i]: the share of a core
-# (percent) run i used, 100 when not known; 200 for a case with a
-# "# timing:" line (its checks hold the product to deadlines a guest
-# starved of CPU misses: the soak's samplers read write_cache every
-# millisecond) or a peer guest (two QEMUs): with such a run no guest
-# beyond `jobs` boots, as before guests were packed by their CPU.
+# "KERNEL CASE SECONDS"); a run not in it (a new case, a machine whose
+# cache has none) counts as half its "# timeout:" (300 s when it has
+# none): a long case that starts last would end alone, its guest the
+# only one left. The order changes nothing else: each guest boots alone.
+# alone[i]: 1 for a case with a "# timing:" line (its checks hold the
+# product to deadlines a guest short of CPU misses: the soak's samplers
+# read write_cache every millisecond) or a peer guest (two QEMUs).
 TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/vm-times
-rate=()
+alone=()
 if [ "${#runs[@]}" -gt 0 ]; then
 	known=$TIMES
 	[ -s "$known" ] || known=/dev/null
 	mapfile -t runs < <(for r in "${runs[@]}"; do
-		read -r t c < <(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3; c = $4 } END { print t + 0, c + 0 }' "$known")
+		t=$(awk -v k="${r%% *}" -v n="$(basename "${r#* }" .sh)" '$1 == k && $2 == n { t = $3 } END { print t + 0 }' "$known")
 		if [ "$t" = 0 ]; then
 			t=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "${r#* }" | head -n 1)
-			t=$((${t:-300} / 2)) c=0
+			t=$((${t:-300} / 2))
 		fi
-		# the share of a core, percent, rounded up; not known: 100
-		c=$(awk -v t="$t" -v c="$c" 'BEGIN { r = c > 0 ? int(c * 100 / t + 0.999) : 100; print r > 100 ? 100 : r }')
-		! grep -qE '^# (timing:|vm: *peer)' "${r#* }" || c=200
-		printf '%s\t%s\t%s\n' "$t" "$c" "$r"
+		a=0
+		! grep -qE '^# (timing:|vm: *peer)' "${r#* }" || a=1
+		printf '%s\t%s\t%s\n' "$t" "$a" "$r"
 	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
 	for i in "${!runs[@]}"; do
-		rate[i]=${runs[i]%%$'\t'*}
+		alone[i]=${runs[i]%%$'\t'*}
 		runs[i]=${runs[i]#*$'\t'}
 	done
 fi
@@ -174,14 +168,12 @@ jobs=${VWC_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 # Many guests sleep much of their time (a timer, a settle, a safety net):
 # two of them can leave a core idle (6.1's idle case used 8% of one in
-# 76 s, t700-rebind 12 to 15% in 110 s). With VWC_JOBS_CPU a guest beyond
-# `jobs` starts, up to twice `jobs`, while the shares of a core the
-# running guests and it used in their last runs add up to at most
-# VWC_JOBS_CPU percent of `jobs` cores: the first waiting run in the
-# order above that fits. A run whose share is not known counts as a whole
-# core, so none starts beside `jobs` others until it has run once.
-cpu_pct=${VWC_JOBS_CPU:-0}
-[ "$cpu_pct" -ge 0 ] 2>/dev/null || cpu_pct=0
+# 76 s, t700-rebind 12 to 15% in 110 s). VWC_JOBS_EXTRA guests more may
+# run, but none beside a run marked alone (above), which itself starts
+# only while fewer than `jobs` run: the first waiting run in the order
+# above that may start does.
+extra=${VWC_JOBS_EXTRA:-0}
+[ "$extra" -ge 0 ] 2>/dev/null || extra=0
 resdir=$(mktemp -d "${TMPDIR:-/tmp}/vwc-suite.XXXXXX")
 trap 'rm -rf "$resdir"' EXIT
 passed=0 failed=0 skipped=0
@@ -202,15 +194,15 @@ started=() # 1: run i started
 left=${#runs[@]}
 # pick: prints the index of the run to start now; fails when none may
 pick() {
-	local i use=0 pid
+	local i pid lim=$((jobs + extra))
 	[ "$left" -gt 0 ] || return 1
-	for pid in "${!running[@]}"; do use=$((use + rate[${running[$pid]}])); done
+	for pid in "${!running[@]}"; do
+		[ "${alone[${running[$pid]}]}" = 0 ] || lim=$jobs
+	done
 	for i in "${!runs[@]}"; do
 		[ -z "${started[i]:-}" ] || continue
-		# fewer than `jobs`: the next in order, whatever it uses
 		if [ "${#running[@]}" -lt "$jobs" ] ||
-			{ [ "$cpu_pct" -gt 0 ] && [ "${#running[@]}" -lt $((2 * jobs)) ] &&
-				[ $((use + rate[i])) -le $((cpu_pct * jobs)) ]; }; then
+			{ [ "${alone[i]}" = 0 ] && [ "${#running[@]}" -lt "$lim" ]; }; then
 			echo "$i"
 			return 0
 		fi
@@ -234,20 +226,19 @@ while [ "$left" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
 	done
 done
 
-# each run's total and CPU for the next suite's order and packing (runs
-# of this one replace their earlier lines, keeping the highest share of a
-# core seen: tests/vm/times-merge.awk); not from a run with its own
-# VWC_LOG_DIR: sanitize, valgrind, compat and the mutants boot other
-# builds (ASan, valgrind, a guest stopped at its first failure)
+# each run's total for the next suite's order (runs of this one replace
+# their earlier lines); not from a run with its own VWC_LOG_DIR:
+# sanitize, valgrind, compat and the mutants boot other builds (ASan,
+# valgrind, a guest stopped at its first failure)
 new=
 [ -n "${VWC_LOG_DIR:-}" ] ||
-	new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -En 's/^\[([^]]*)\] ([^:]*): boot [^,]*, total ([0-9.]*)s(.*QEMU CPU ([0-9.]*)s)?.*/\1 \2 \3 \5/p' || true)
+	new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
 # (one at a time under the file's lock)
 if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
 	(
 		flock 9
-		[ -s "$TIMES" ] || : >"$TIMES"
-		if awk -f "$HERE/times-merge.awk" "$TIMES" <(echo "$new") >"$TIMES.new" 2>/dev/null; then
+		if { [ ! -s "$TIMES" ] || awk 'NR == FNR { seen[$1 " " $2] = 1; next } !(($1 " " $2) in seen)' <(echo "$new") "$TIMES"
+			echo "$new"; } >"$TIMES.new" 2>/dev/null; then
 			mv "$TIMES.new" "$TIMES"
 		fi
 	) 9>>"$TIMES.lock" 2>/dev/null || true
