@@ -87,5 +87,4 @@ for v in $({ find tests scripts bench -name '*.sh' \
 done
 t "tests/check.conf names every setting the runners read" [ ! -s "$T/out" ]
 
-
 tap_done
