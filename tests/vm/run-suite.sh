@@ -10,8 +10,8 @@
 #   VWC_LOG_DIR   serial logs and the initramfs (default: build/vm-logs)
 #   VWC_INFO=0    do not print the guests' VWC-INFO lines
 #   VWC_JOBS      guests at once (default: the number of cores)
-#   VWC_JOBS_EXTRA guests beyond VWC_JOBS at once (default 0), never beside
-#                 a case with a "# timing:" line or a peer guest
+#   VWC_JOBS_EXTRA guests beyond VWC_JOBS at once (default 0); none while a
+#                 case with a "# timing:" line or a peer guest runs
 # A case with a "# manual: REASON" line runs only when VWC_CASES names it
 # (e.g. a test written ahead of the fix it proves).
 # Prints "[<kernel>] <case>: PASS|FAIL|SKIP <name>" per result, the boot and
@@ -90,7 +90,7 @@ if [ "${#runs[@]}" -gt 0 ]; then
 			t=$((${t:-300} / 2))
 		fi
 		a=0
-		! grep -qE '^# (timing:|vm: *peer)' "${r#* }" || a=1
+		! grep -qE '^[[:space:]]*# (timing:|vm:[[:space:]]*peer([[:space:]]|$))' "${r#* }" || a=1
 		printf '%s\t%s\t%s\n' "$t" "$a" "$r"
 	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
 	for i in "${!runs[@]}"; do
@@ -165,15 +165,18 @@ one_run() {
 # them at once (default: the number of cores). Each run's report is
 # printed whole when it ends.
 jobs=${VWC_JOBS:-$(nproc)}
-[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+# (decimal: "08" is not an octal error in the arithmetic below)
+[[ $jobs =~ ^[0-9]+$ ]] && jobs=$((10#$jobs)) && [ "$jobs" -ge 1 ] || jobs=1
 # Many guests sleep much of their time (a timer, a settle, a safety net):
 # two of them can leave a core idle (6.1's idle case used 8% of one in
 # 76 s, t700-rebind 12 to 15% in 110 s). VWC_JOBS_EXTRA guests more may
-# run, but none beside a run marked alone (above), which itself starts
-# only while fewer than `jobs` run: the first waiting run in the order
-# above that may start does.
+# run, but none while a run marked alone (above) runs, and that one
+# starts only while fewer than `jobs` run: while it is the first waiting
+# run in the order, no guest beyond `jobs` starts, so that it starts at
+# the next guest's end (not after all the others); otherwise the first
+# waiting run in the order that may start does.
 extra=${VWC_JOBS_EXTRA:-0}
-[ "$extra" -ge 0 ] 2>/dev/null || extra=0
+[[ $extra =~ ^[0-9]+$ ]] && extra=$((10#$extra)) || extra=0
 resdir=$(mktemp -d "${TMPDIR:-/tmp}/vwc-suite.XXXXXX")
 trap 'rm -rf "$resdir"' EXIT
 passed=0 failed=0 skipped=0
@@ -206,6 +209,8 @@ pick() {
 			echo "$i"
 			return 0
 		fi
+		# an alone run first in line: it waits for the next free slot
+		[ "${alone[i]}" = 0 ] || lim=$jobs
 	done
 	return 1
 }
@@ -216,6 +221,12 @@ while [ "$left" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
 		started[i]=1
 		left=$((left - 1))
 	done
+	if [ "${#running[@]}" -eq 0 ]; then
+		# (pick always starts one when none runs: it failed)
+		echo "vm: no run could be started ($left left); stopping"
+		failed=$((failed + left))
+		break
+	fi
 	wait -n || true
 	for pid in "${!running[@]}"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -227,11 +238,12 @@ while [ "$left" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
 done
 
 # each run's total for the next suite's order (runs of this one replace
-# their earlier lines); not from a run with its own VWC_LOG_DIR:
-# sanitize, valgrind, compat and the mutants boot other builds (ASan,
-# valgrind, a guest stopped at its first failure)
+# their earlier lines); not from a run whose logs go elsewhere than
+# build/vm-logs: sanitize, valgrind, compat, coverage and the mutants
+# boot other builds (ASan, valgrind, a guest stopped at its first
+# failure)
 new=
-[ -n "${VWC_LOG_DIR:-}" ] ||
+[ "$(realpath -m "$LOGDIR")" != "$(realpath -m "$REPO/build/vm-logs")" ] ||
 	new=$(cat "$resdir"/[0-9]* 2>/dev/null | sed -n 's/^\[\([^]]*\)\] \([^:]*\): boot [^,]*, total \([0-9.]*\)s.*/\1 \2 \3/p' || true)
 # (one at a time under the file's lock)
 if [ -n "$new" ] && mkdir -p "$(dirname "$TIMES")" 2>/dev/null; then
