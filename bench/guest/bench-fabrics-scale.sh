@@ -12,9 +12,10 @@
 # other and udev settled, timed: first with the project's rule opted out
 # (ENV{NVME_VWC_SYNC}="0"), then with it, then with it and the sidecar
 # running (namespace adds handed to the sidecar), in the same boot,
-# disconnected in between. Also: the CPU time of the whole guest over each phase, one
-# sync of one namespace at that
-# scale beside a process start, and audit over everything.
+# disconnected in between, and the opted-out phase once more at the end.
+# Also: the CPU time of the whole guest over each phase and whose it was,
+# one sync of one namespace at that scale beside a process start, and
+# audit over everything.
 . /vwc/guest/lib.sh
 plan 2
 
@@ -38,8 +39,28 @@ busy() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 -
 now() { /usr/bin/date +%s%N; }
 nsn() { ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$'; }
 
+# acct: who spent the guest's CPU, in ticks, as "UDEV KERNEL SIDECAR
+# SCRIPT": udevd and everything it ran (its workers and their RUN
+# programs: alive, or reaped into its own children's time), the kernel's
+# threads alive at the time, the sidecar ($SC_PID, when it runs), and
+# what this script ran and reaped (nvme connect, udevadm settle)
+acct() {
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v sc="${SC_PID:-0}" -v me="$$" '
+	{
+		pid = $1; c = $0; sub(/^[^(]*\(/, "", c); sub(/\) [^)]*$/, "", c)
+		s = $0; sub(/^.*\) /, "", s); split(s, a, " ")
+		own = a[12] + a[13]; kids = a[14] + a[15]
+		if (c ~ /udev/) u += own + kids
+		else if (a[2] == 2 || pid == 2) k += own
+		if (pid == sc) d += own
+		if (pid == me) m += kids
+	}
+	END { print u + 0, k + 0, d + 0, m + 0 }'
+}
+
 # phase NAME: connect every subsystem one after the other, then settle
 phase() {
+	_tag=$2 _a0=$(acct)
 	_b0=$(busy) _t0=$(now) _said=''
 	s=1
 	while [ $s -le "$S" ]; do
@@ -54,8 +75,12 @@ phase() {
 	udevadm settle --timeout=1800
 	_t2=$(now)
 	_b1=$(busy)
+	_a1=$(acct)
 	echo "BENCH: $1: $(nsn) namespaces on $S subsystems: connect ${S}x $(((_t1 - _t0) / 1000000)) ms, then settle $(((_t2 - _t1) / 1000000)) ms: total $(((_t2 - _t0) / 1000000)) ms; guest CPU busy $((_b1 - _b0)) ticks of $(getconf CLK_TCK 2>/dev/null || echo 100)/s"
-	eval "T_$2=$(((_t2 - _t0) / 1000000))"
+	# shellcheck disable=SC2086 # four numbers each
+	set -- "$1" $_a0 $_a1
+	echo "BENCH: $1: whose CPU, ticks: udevd with its workers and RUN programs $(($6 - $2)), kernel threads $(($7 - $3)), the sidecar $(($8 - $4)), nvme connect and udevadm $(($9 - $5)), the rest $((_b1 - _b0 - ($6 - $2) - ($7 - $3) - ($8 - $4) - ($9 - $5))) (interrupts, exited kernel threads)"
+	eval "T_$_tag=$(((_t2 - _t0) / 1000000))"
 }
 disconnect_all() {
 	s=1
@@ -163,4 +188,15 @@ _t0=$(now)
 rc=$?
 echo "BENCH: audit -o json over $(jq '.namespaces | length' /tmp/audit.json) namespaces: $((($(now) - _t0) / 1000000)) ms, exit $rc"
 check_eq "audit after the connects with the rule: in sync" "exit $rc" "exit 0"
+
+# the opted-out phase once more, last: how much the baseline moves within
+# one boot (the first phase also meets the target's devices cold)
+if has off; then
+	disconnect_all
+	echo 'ENV{NVME_VWC_SYNC}="0"' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
+	udevadm control --reload
+	phase "rule opted out, again" off2
+	echo "BENCH: rule opted out, again: modes $(modes)"
+	echo "BENCH: with the rule and the sidecar / opted out, the first and the last: $(awk -v a="$T_sc" -v b="$T_off" -v c="$T_off2" 'BEGIN { printf "%.2fx, %.2fx", a / b, a / c }')"
+fi
 finish

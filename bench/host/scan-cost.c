@@ -80,11 +80,14 @@ static void textfile_cost(struct vwc_topo *t, const char *path, int n)
 	       cpu * 1000 / n, wall * 1000 / n, n, path);
 }
 
-/* the sidecar's identities: the sysfs directory's inode (watch-act.c) */
+/* the sidecar's identities (watch-act.c): the class entry's inode from
+ * the scan's readdir, the sysfs directory's where there is none */
 static uint64_t ident(const struct vwc_ctrl *tc)
 {
 	struct stat st;
 
+	if (tc->ino)
+		return tc->ino;
 	return stat(tc->syspath, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
@@ -92,6 +95,8 @@ static uint64_t ns_ident(const struct vwc_ns *tn)
 {
 	struct stat st;
 
+	if (tn->ino)
+		return tn->ino;
 	return stat(tn->syspath, &st) ? 0 : (uint64_t)st.st_ino;
 }
 

@@ -66,6 +66,12 @@ if command -v strace >/dev/null; then
 	echo "system calls of one scan and the first sync (strace -c):"
 	awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF " " $4 }' "$work/st" | sort -k2 -rn | head -n 8
 	awk '$NF == "total" { print "  total " $4 }' "$work/st"
+	# a rescan's own: two scans (and two syncs) less one
+	strace -c -o "$work/st3" "$work/scan-cost" "$R" 2 >/dev/null
+	echo "system calls of a rescan after it (and a sync): strace -c of two less one:"
+	awk 'FNR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { n[$NF] += FILENAME == ARGV[1] ? -$4 : $4 }
+	     END { for (k in n) if (n[k]) print "  " k " " n[k] }' "$work/st" "$work/st3" | sort -k2 -rn | head -n 8
+	awk '$NF == "total" { t[FILENAME] = $4 } END { print "  total " t[ARGV[2]] - t[ARGV[1]] }' "$work/st" "$work/st3"
 	strace -c -o "$work/st2" "$work/scan-cost" "$R" 1 "$work/vwc.prom" >/dev/null
 	echo "system calls of one textfile write: $(($(awk '$NF == "total" { print $4 }' "$work/st2") - $(awk '$NF == "total" { print $4 }' "$work/st")))"
 fi
