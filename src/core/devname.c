@@ -124,3 +124,11 @@ bool vwc_name_numbers(const char *name, unsigned int *a, unsigned int *c)
 	return true;
 }
 
+unsigned int vwc_name_hash(const char *name)
+{
+	unsigned int h = 2166136261u;	/* FNV-1a */
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}

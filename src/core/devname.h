@@ -47,4 +47,12 @@ enum vwc_kind vwc_name_classify(const char *name, char *ns_name, size_t len);
  */
 bool vwc_name_numbers(const char *name, unsigned int *a, unsigned int *c);
 
+/**
+ * vwc_name_hash() - a device name as a hash table's number (pure)
+ * @name:	any name
+ *
+ * Return: its 32-bit FNV-1a hash.
+ */
+unsigned int vwc_name_hash(const char *name);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include <libudev.h>
 
+#include "classdir.h"
 #include "devname.h"
 #include "log.h"
 #include "topo.h"
@@ -50,40 +51,6 @@ static void read_attr(const char *dir, const char *attr, char *dst,
 	dst[n] = '\0';
 	while (n && isspace((unsigned char)dst[n - 1]))
 		dst[--n] = '\0';
-}
-
-/*
- * Resolve "." and ".." in the absolute path @p lexically, in place: sysfs
- * class links are relative (../../devices/pci0000:00/...) and the class
- * directories they start from are not symlinks.
- */
-static void normalize_path(char *p)
-{
-	char *src = p, *dst = p;
-
-	while (*src) {
-		while (*src == '/')
-			src++;
-		if (!*src)
-			break;
-		if (src[0] == '.' && (src[1] == '/' || !src[1])) {
-			src += 1;
-			continue;
-		}
-		if (src[0] == '.' && src[1] == '.' &&
-		    (src[2] == '/' || !src[2])) {
-			src += 2;
-			while (dst > p && *--dst != '/')
-				;
-			continue;
-		}
-		*dst++ = '/';
-		while (*src && *src != '/')
-			*dst++ = *src++;
-	}
-	if (dst == p)
-		*dst++ = '/';
-	*dst = '\0';
 }
 
 /*
@@ -136,15 +103,6 @@ struct scan {
 	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
 	unsigned int mask;	/* slots - 1 (a power of two) */
 };
-
-static unsigned int name_hash(const char *s)
-{
-	unsigned int h = 2166136261u;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
 
 static bool scope_ctrl(const struct scope *sc, const char *syspath);
 static int add_other(struct vwc_topo *t, const char *name);
@@ -316,7 +274,7 @@ static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 	int i;
 
 	if (sc->slot) {
-		for (h = name_hash(name) & sc->mask; sc->slot[h];
+		for (h = vwc_name_hash(name) & sc->mask; sc->slot[h];
 		     h = (h + 1) & sc->mask)
 			if (!strcmp(t->ns[sc->slot[h] - 1].name, name))
 				return &t->ns[sc->slot[h] - 1];
@@ -434,6 +392,18 @@ static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
 	return c ? (int)(c - t->ctrls) : -1;
 }
 
+/* the same namespace object as the last scan's: the same namespace ID */
+static void carry_nsid(const struct scan *sc, struct vwc_ns *ns)
+{
+	int i;
+
+	if (!sc->prev || !sc->prev->sorted || !ns->ino)
+		return;
+	i = vwc_topo_find_ns(sc->prev, ns->name);
+	if (i >= 0 && sc->prev->ns[i].ino == ns->ino)
+		ns->nsid = sc->prev->ns[i].nsid;
+}
+
 static int add_disk(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top, uint64_t ino)
 {
@@ -453,6 +423,7 @@ static int add_disk(struct scan *sc, const char *sysname,
 	} else {
 		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
 		ns->ino = ino;
+		carry_nsid(sc, ns);
 	}
 	/* a multipath head has no controller parent: its paths do */
 	return vwc_ns_add_ctrl(ns, parent_ctrl(t, syspath));
@@ -568,18 +539,6 @@ static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
 	return vwc_name_numbers(ns->name, &a, &c) && bit_test(sc->subsys, a);
 }
 
-struct class_entry {
-	char name[VWC_NAME_LEN];
-	char *syspath;
-	uint64_t ino;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	return strcmp(((const struct class_entry *)a)->syspath,
-		      ((const struct class_entry *)b)->syspath);
-}
-
 /*
  * Room in the scan's array for the @n entries listed (of which @heads
  * name a namespace or a multipath head, not a path: what the namespaces'
@@ -617,109 +576,46 @@ static int scan_reserve(struct scan *sc, bool ctrls, int n, int heads)
 	return 0;
 }
 
-/*
- * gcc 12's -fanalyzer loses the paths stored through the entries' array at
- * a symbolic index and reports one as leaked once the arrays of the scan
- * are made (as in kmod-table.c): every one is freed at the end of
- * scan_class().
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
+/* a scoped scan's filter of class/block (vwc_classdir_read()) */
+static bool in_scope(void *arg, const char *name, enum vwc_kind kind)
+{
+	return scope_name(arg, name, kind);
+}
+
 /*
  * The entries of <sysfs>/class/<class> that name a controller (@ctrls) or
  * a namespace or multipath path (!@ctrls), each as its real path, handed
- * to @add sorted by that path (the order libudev's enumerator gives).
+ * to @add sorted by that path (the order libudev's enumerator gives); kept
+ * in the result for the next scan (vwc_topo_rescan_sysfs()).
  */
 static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 		      bool ctrls,
 		      int (*add)(struct scan *, const char *, const char *,
 				 const char *, uint64_t))
 {
-	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
-	char link[VWC_PATH_LEN], path[VWC_PATH_LEN];
-	struct class_entry *e = NULL, *tmp;
-	int i, n = 0, heads = 0, cap = 0, r = 0;
-	size_t dlen;
-	struct dirent *de;
-	DIR *d;
+	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN];
+	int i, n = 0, heads = 0, r, k = ctrls ? 0 : 1;
+	struct vwc_topo_link *e = NULL;
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
-	dlen = strlen(dir);
-	d = opendir(dir);
-	if (!d)		/* no NVMe driver loaded: nothing to find */
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
-							sizeof(ns_name));
-		ssize_t len;
-
-		/* partitions, ng nodes and anything else: not looked at */
-		if (ctrls ? kind != VWC_KIND_CTRL :
-			    kind != VWC_KIND_NS && kind != VWC_KIND_PATH)
-			continue;
-		if (strlen(de->d_name) >= VWC_NAME_LEN)
-			continue;	/* not a name classify accepts */
-		if (sc->scope && !ctrls && !scope_name(sc->scope, de->d_name, kind))
-			continue;
-		len = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
-		if (len < 0)
-			continue;	/* vanished meanwhile */
-		if ((size_t)len >= sizeof(link) - 1) {
-			vwc_err("%s/%s: link target longer than %zu characters: not handled",
-				dir, de->d_name, sizeof(link) - 2);
-			continue;
-		}
-		link[len] = '\0';
-		/* <dir>/<link>, or <link> if absolute (no snprintf() a link) */
-		if (link[0] == '/') {
-			memcpy(path, link, len + 1);
-		} else if (dlen + 1 + (size_t)len < sizeof(path)) {
-			memcpy(path, dir, dlen);
-			path[dlen] = '/';
-			memcpy(path + dlen + 1, link, len + 1);
-		} else {
-			vwc_err("%s/%s: sysfs path longer than %zu characters: not handled",
-				dir, de->d_name, sizeof(path) - 1);
-			continue;
-		}
-		normalize_path(path);
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			tmp = realloc(e, cap * sizeof(*e));
-			if (!tmp) {
-				r = -ENOMEM;
-				break;
-			}
-			e = tmp;
-		}
-		e[n].syspath = strdup(path);
-		if (!e[n].syspath) {
-			r = -ENOMEM;
-			break;
-		}
-		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
-		e[n].ino = (uint64_t)de->d_ino;
-		n++;
-		heads += kind == VWC_KIND_NS;
-	}
-	closedir(d);
-	if (!r && n) {
-		qsort(e, n, sizeof(*e), cmp_entry);
+	r = vwc_classdir_read(dir, ctrls, sc->scope && !ctrls ? in_scope : NULL,
+			      (void *)sc->scope,
+			      sc->prev ? sc->prev->links[k] : NULL,
+			      sc->prev ? sc->prev->nr_links[k] : 0,
+			      &e, &n, &heads);
+	if (!r && n)
 		r = scan_reserve(sc, ctrls, n, heads);
-	}
 	for (i = 0; !r && i < n; i++)
 		r = add(sc, e[i].name, e[i].syspath, top, e[i].ino);
-	for (i = 0; i < n; i++)
-		free(e[i].syspath);
-	free(e);
-	return r;
+	if (r) {
+		vwc_classdir_free(e, n);
+		return r;
+	}
+	sc->t->links[k] = e;
+	sc->t->nr_links[k] = n;
+	return 0;
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 static int cmp_ctrl(const void *a, const void *b)
 {
@@ -786,35 +682,15 @@ fail:
 	return r;
 }
 
-static uint64_t class_sig(const char *sysfs, const char *class)
-{
-	char dir[VWC_PATH_LEN];
-	uint64_t sig = 0;
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
-		const char *p;
-
-		if (strncmp(de->d_name, "nvme", 4))
-			continue;
-		for (p = de->d_name; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		h = (h ^ (uint64_t)de->d_ino) * 1099511628211ULL;
-		sig += h;	/* readdir's order does not matter */
-	}
-	closedir(d);
-	return sig;
-}
-
 uint64_t vwc_topo_names_sig(const char *sysfs)
 {
-	return class_sig(sysfs, "nvme") * 31 + class_sig(sysfs, "block");
+	char dir[VWC_PATH_LEN];
+	uint64_t sig;
+
+	snprintf(dir, sizeof(dir), "%s/class/nvme", sysfs);
+	sig = vwc_classdir_sig(dir) * 31;
+	snprintf(dir, sizeof(dir), "%s/class/block", sysfs);
+	return sig + vwc_classdir_sig(dir);
 }
 
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
@@ -851,8 +727,10 @@ int vwc_topo_scan(struct udev *udev, struct vwc_topo *t)
 
 void vwc_topo_free(struct vwc_topo *t)
 {
-	int i;
+	int i, k;
 
+	for (k = 0; k < 2; k++)
+		vwc_classdir_free(t->links[k], t->nr_links[k]);
 	for (i = 0; i < t->nr_ns; i++)
 		ns_free(&t->ns[i]);
 	for (i = 0; i < t->nr_ctrls; i++)

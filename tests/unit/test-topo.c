@@ -620,6 +620,53 @@ int main(void)
 	}
 
 	/*
+	 * A rescan takes the target of a class entry of the same name and
+	 * inode from the last scan (shown by a last scan whose target for
+	 * nvme0n1 was set to somewhere else: kept, so not read), and reads
+	 * the link of one made again under its name; a namespace of the same
+	 * entry keeps its namespace ID, one made again does not.
+	 */
+	{
+		struct vwc_topo t1, t2, t3;
+		const struct vwc_ns *n2, *n3;
+		char elsewhere[200];
+		int k = -1, r2, r3;
+
+		snprintf(elsewhere, sizeof(elsewhere), "%s/devices/elsewhere/nvme0n1", root);
+		r = vwc_topo_scan_sysfs(root, &t1);
+		for (i = 0; !r && i < t1.nr_links[1]; i++)
+			if (!strcmp(t1.links[1][i].name, "nvme0n1"))
+				k = i;
+		i = r ? -1 : vwc_topo_find_ns(&t1, "nvme0n1");
+		ok(!r && k >= 0 && t1.links[1][k].ino && i >= 0 &&
+		   !strcmp(t1.links[1][k].syspath, t1.ns[i].syspath) &&
+		   t1.nr_links[0] == t1.nr_ctrls,
+		   "links: a scan keeps each class entry it looked at, its inode and target");
+		if (k >= 0 && i >= 0) {
+			free(t1.links[1][k].syspath);
+			t1.links[1][k].syspath = strdup(elsewhere);
+			t1.ns[i].nsid = 77;
+		}
+		r2 = r || k < 0 || i < 0 ? -1 : vwc_topo_rescan_sysfs(root, &t1, &t2);
+		n2 = r2 ? NULL : n_by(&t2, "nvme0n1");
+		ok(n2 && !strcmp(n2->syspath, elsewhere) && n2->nsid == 77,
+		   "rescan: an entry of the same name and inode keeps the last scan's target (not read) and namespace ID (%s, %u)",
+		   n2 ? n2->syspath : "-", n2 ? n2->nsid : 0);
+		r3 = r2 || recreate("block/nvme0n1") ? -1 : vwc_topo_rescan_sysfs(root, &t2, &t3);
+		n3 = r3 ? NULL : n_by(&t3, "nvme0n1");
+		ok(n3 && strstr(n3->syspath, "/devices/pci0000:00/0000:00:03.0/nvme/nvme0/nvme0n1") &&
+		   n3->nsid != 77,
+		   "rescan: nvme0n1 made again under its name (another inode): its link read, its ID not kept (%s)",
+		   n3 ? n3->syspath : "-");
+		if (!r3)
+			vwc_topo_free(&t3);
+		if (!r2)
+			vwc_topo_free(&t2);
+		if (!r)
+			vwc_topo_free(&t1);
+	}
+
+	/*
 	 * The names' signature (vwc_topo_names_sig()): the same tree, the
 	 * same number; another name, or a device object that went and came
 	 * back under its name (a new entry, so a new inode: made beside the

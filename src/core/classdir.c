@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The NVMe entries of a sysfs class directory and where their links lead
+ * (classdir.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "classdir.h"
+#include "log.h"
+
+/*
+ * Resolve "." and ".." in the absolute path @p lexically, in place: sysfs
+ * class links are relative (../../devices/pci0000:00/...) and the class
+ * directories they start from are not symlinks.
+ */
+static void normalize_path(char *p)
+{
+	char *src = p, *dst = p;
+
+	while (*src) {
+		while (*src == '/')
+			src++;
+		if (!*src)
+			break;
+		if (src[0] == '.' && (src[1] == '/' || !src[1])) {
+			src += 1;
+			continue;
+		}
+		if (src[0] == '.' && src[1] == '.' &&
+		    (src[2] == '/' || !src[2])) {
+			src += 2;
+			while (dst > p && *--dst != '/')
+				;
+			continue;
+		}
+		*dst++ = '/';
+		while (*src && *src != '/')
+			*dst++ = *src++;
+	}
+	if (dst == p)
+		*dst++ = '/';
+	*dst = '\0';
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct vwc_topo_link *)a)->syspath,
+		      ((const struct vwc_topo_link *)b)->syspath);
+}
+
+/*
+ * The last read's entries by name (index + 1 by name hash, open
+ * addressing): no @slot if there are none or no memory (every link is
+ * read then: slower, the same answer).
+ */
+struct last_links {
+	const struct vwc_topo_link *links;
+	int *slot;
+	unsigned int mask;
+};
+
+static void last_links_make(struct last_links *ll,
+			    const struct vwc_topo_link *links, int n)
+{
+	unsigned int slots = 1, h;
+	int i;
+
+	memset(ll, 0, sizeof(*ll));
+	if (!links || n <= 0)
+		return;
+	while (slots < 2 * (unsigned int)n)
+		slots <<= 1;
+	ll->slot = calloc(slots, sizeof(*ll->slot));
+	if (!ll->slot)
+		return;
+	ll->links = links;
+	ll->mask = slots - 1;
+	for (i = 0; i < n; i++) {
+		for (h = vwc_name_hash(links[i].name) & ll->mask; ll->slot[h];
+		     h = (h + 1) & ll->mask)
+			;
+		ll->slot[h] = i + 1;
+	}
+}
+
+/* the last read's entry @name, if its inode is @ino: its target */
+static const char *last_link(const struct last_links *ll, const char *name,
+			     uint64_t ino)
+{
+	unsigned int h;
+
+	if (!ll->slot || !ino)
+		return NULL;
+	for (h = vwc_name_hash(name) & ll->mask; ll->slot[h];
+	     h = (h + 1) & ll->mask) {
+		const struct vwc_topo_link *l = &ll->links[ll->slot[h] - 1];
+
+		if (!strcmp(l->name, name))
+			return l->ino == ino ? l->syspath : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The target of the link <dir>/<name> (@d open on <dir>, @dlen its length)
+ * as a real path, in @path (VWC_PATH_LEN). Return: 0, or -1 if it
+ * vanished meanwhile or is too long (said).
+ */
+static int read_entry(DIR *d, const char *dir, size_t dlen, const char *name,
+		      char *path)
+{
+	char link[VWC_PATH_LEN];
+	ssize_t len;
+
+	len = readlinkat(dirfd(d), name, link, sizeof(link) - 1);
+	if (len < 0)
+		return -1;	/* vanished meanwhile */
+	if ((size_t)len >= sizeof(link) - 1) {
+		vwc_err("%s/%s: link target longer than %zu characters: not handled",
+			dir, name, sizeof(link) - 2);
+		return -1;
+	}
+	link[len] = '\0';
+	/* <dir>/<link>, or <link> if absolute (no snprintf() a link) */
+	if (link[0] == '/') {
+		memcpy(path, link, len + 1);
+	} else if (dlen + 1 + (size_t)len < VWC_PATH_LEN) {
+		memcpy(path, dir, dlen);
+		path[dlen] = '/';
+		memcpy(path + dlen + 1, link, len + 1);
+	} else {
+		vwc_err("%s/%s: sysfs path longer than %d characters: not handled",
+			dir, name, VWC_PATH_LEN - 1);
+		return -1;
+	}
+	normalize_path(path);
+	return 0;
+}
+
+/*
+ * gcc 12's -fanalyzer loses the paths stored through the entries' array at
+ * a symbolic index and reports one as leaked (as in kmod-table.c): the
+ * caller frees each with vwc_classdir_free().
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
+int vwc_classdir_read(const char *dir, bool ctrls,
+		      bool (*want)(void *arg, const char *name,
+				   enum vwc_kind kind),
+		      void *arg, const struct vwc_topo_link *last, int nr_last,
+		      struct vwc_topo_link **out, int *nr, int *heads)
+{
+	char path[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
+	struct vwc_topo_link *e = NULL, *tmp;
+	int n = 0, cap = 0, r = 0;
+	struct last_links ll;
+	const char *known;
+	size_t dlen = strlen(dir);
+	struct dirent *de;
+	DIR *d;
+
+	*out = NULL;
+	*nr = *heads = 0;
+	d = opendir(dir);
+	if (!d)		/* no NVMe driver loaded: nothing to find */
+		return errno == ENOENT ? 0 : -errno;
+	last_links_make(&ll, last, nr_last);
+	while ((de = readdir(d))) {
+		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
+							sizeof(ns_name));
+
+		/* partitions, ng nodes and anything else: not looked at */
+		if (ctrls ? kind != VWC_KIND_CTRL :
+			    kind != VWC_KIND_NS && kind != VWC_KIND_PATH)
+			continue;
+		if (strlen(de->d_name) >= VWC_NAME_LEN)
+			continue;	/* not a name classify accepts */
+		if (want && !want(arg, de->d_name, kind))
+			continue;
+		/* the same entry as the last read's: the same target */
+		known = last_link(&ll, de->d_name, (uint64_t)de->d_ino);
+		if (known && strlen(known) < sizeof(path))
+			memcpy(path, known, strlen(known) + 1);
+		else if (read_entry(d, dir, dlen, de->d_name, path))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tmp = realloc(e, cap * sizeof(*e));
+			if (!tmp) {
+				r = -ENOMEM;
+				break;
+			}
+			e = tmp;
+		}
+		e[n].syspath = strdup(path);
+		if (!e[n].syspath) {
+			r = -ENOMEM;
+			break;
+		}
+		memcpy(e[n].name, de->d_name, strlen(de->d_name) + 1);
+		e[n].ino = (uint64_t)de->d_ino;
+		n++;
+		*heads += kind == VWC_KIND_NS;
+	}
+	closedir(d);
+	free(ll.slot);
+	if (r) {
+		vwc_classdir_free(e, n);
+		*heads = 0;
+		return r;
+	}
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_entry);
+	*out = e;
+	*nr = n;
+	return 0;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+void vwc_classdir_free(struct vwc_topo_link *e, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(e[i].syspath);
+	free(e);
+}
+
+uint64_t vwc_classdir_sig(const char *dir)
+{
+	uint64_t sig = 0;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+		const char *p;
+
+		if (strncmp(de->d_name, "nvme", 4))
+			continue;
+		for (p = de->d_name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ (uint64_t)de->d_ino) * 1099511628211ULL;
+		sig += h;	/* readdir's order does not matter */
+	}
+	closedir(d);
+	return sig;
+}

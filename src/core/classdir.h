@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/**
+ * DOC: classdir.h - the NVMe entries of a sysfs class directory
+ *
+ * What discovery reads first (topo.h): the entries of <sysfs>/class/nvme
+ * and <sysfs>/class/block whose names are NVMe devices, each with the
+ * device directory its link leads to, and a signature of those names by
+ * which the sidecar tells whether anything came or went. An entry's link
+ * is read once in its lifetime: sysfs makes a new entry, with a new inode
+ * number, for every device added, even under a name that was there
+ * before, and a link's target is set when it is made. One prefix,
+ * vwc_classdir_.
+ */
+#ifndef VWC_CLASSDIR_H
+#define VWC_CLASSDIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devname.h"
+#include "topo.h"
+
+/**
+ * vwc_classdir_read() - the NVMe entries of one class directory
+ * @dir:	<sysfs>/class/nvme or <sysfs>/class/block
+ * @ctrls:	controllers (nvmeN) if true, else namespaces and paths
+ *		(nvmeNnM, nvmeNcCnM); partitions, generic nodes and anything
+ *		else are passed over
+ * @want:	NULL, or whether an entry is looked at (its name and kind,
+ *		@arg): a scoped scan's filter
+ * @arg:	for @want
+ * @last:	NULL, or the entries a last read of @dir gave: an entry of
+ *		the same name and inode number keeps its target, with no
+ *		readlink
+ * @nr_last:	how many
+ * @out:	the entries, in the order of their targets' paths (the order
+ *		libudev's enumerator gives), each target allocated: free
+ *		with vwc_classdir_free()
+ * @nr:		how many
+ * @heads:	how many of them name a namespace or multipath head (not a
+ *		path)
+ *
+ * An entry that vanishes meanwhile is not listed; one whose target is
+ * longer than a sysfs path can be is said and not listed.
+ *
+ * Return: 0 (no such directory, as without an NVMe driver: no entries),
+ * or a negative errno (@out empty).
+ */
+int vwc_classdir_read(const char *dir, bool ctrls,
+		      bool (*want)(void *arg, const char *name,
+				   enum vwc_kind kind),
+		      void *arg, const struct vwc_topo_link *last, int nr_last,
+		      struct vwc_topo_link **out, int *nr, int *heads);
+
+/**
+ * vwc_classdir_free() - free what vwc_classdir_read() gave
+ * @e:		its entries, or NULL
+ * @n:		how many
+ */
+void vwc_classdir_free(struct vwc_topo_link *e, int n);
+
+/**
+ * vwc_classdir_sig() - the entries of a class directory as one number
+ * @dir:	<sysfs>/class/nvme or <sysfs>/class/block
+ *
+ * One readdir: every entry whose name starts with "nvme", its name and
+ * its inode number, in no order (vwc_topo_names_sig()).
+ *
+ * Return: the signature, 0 if @dir cannot be read.
+ */
+uint64_t vwc_classdir_sig(const char *dir);
+
+#endif
