@@ -8,7 +8,9 @@
  * which the sidecar tells whether anything came or went. An entry's link
  * is read once in its lifetime: sysfs makes a new entry, with a new inode
  * number, for every device added, even under a name that was there
- * before, and a link's target is set when it is made. One prefix,
+ * before; a link leads to the object it was made for, and the kernel
+ * neither moves nor renames an NVMe controller or block device
+ * (device_move(), device_rename()), so the path to it stays. One prefix,
  * vwc_classdir_.
  */
 #ifndef VWC_CLASSDIR_H
