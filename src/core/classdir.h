@@ -10,8 +10,10 @@
  * number, for every device added, even under a name that was there
  * before; a link leads to the object it was made for, and the kernel
  * neither moves nor renames an NVMe controller or block device
- * (device_move(), device_rename()), so the path to it stays. One prefix,
- * vwc_classdir_.
+ * (device_move(), device_rename()), so the path to it stays. (Since Linux
+ * 4.14 kernfs numbers its nodes from a cyclic 64-bit counter on 64-bit
+ * kernels: a number comes back only when it wraps. The kernels supported
+ * are 6.1 and later.) One prefix, vwc_classdir_.
  */
 #ifndef VWC_CLASSDIR_H
 #define VWC_CLASSDIR_H

@@ -599,10 +599,12 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
+	/* a controller's link is read at every scan (a few hundred at most):
+	 * carry_ctrl() keeps what it keeps only for the same path too */
 	r = vwc_classdir_read(dir, ctrls, sc->scope && !ctrls ? in_scope : NULL,
 			      (void *)sc->scope,
-			      sc->prev ? sc->prev->links[k] : NULL,
-			      sc->prev ? sc->prev->nr_links[k] : 0,
+			      sc->prev && !ctrls ? sc->prev->links[k] : NULL,
+			      sc->prev && !ctrls ? sc->prev->nr_links[k] : 0,
 			      &e, &n, &heads);
 	if (!r && n)
 		r = scan_reserve(sc, ctrls, n, heads);
@@ -636,6 +638,9 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 	void *arr;
 	int r, i;
 
+	/* what another tree's scan saw says nothing of this one's */
+	if (prev && strcmp(prev->sysfs, sysfs))
+		sc.prev = NULL;
 	memset(t, 0, sizeof(*t));
 	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
 	r = scan_class(&sc, sysfs, "nvme", true, add_ctrl);

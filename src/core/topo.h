@@ -213,7 +213,8 @@ struct vwc_topo_link {
  *		bisect (one built otherwise, by a test, is walked)
  * @links:	the class entries the scan looked at, of class/nvme ([0])
  *		and class/block ([1]), in the order of their paths: what
- *		vwc_topo_rescan_sysfs() takes from a last scan
+ *		vwc_topo_rescan_sysfs() takes from a last scan (class/block's:
+ *		a controller's link is read at every scan)
  * @nr_links:	how many of each
  */
 struct vwc_topo {
@@ -276,25 +277,26 @@ int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t);
  * @prev:	the last scan's result (a scan's: &vwc_topo.sorted)
  * @t:		result, to free with vwc_topo_free()
  *
- * A class entry of the same name and inode number as one @prev saw is the
- * same link of the same kernel object (sysfs makes a new entry, with a new
- * inode number, for a device that is added, even under a name that was
- * there before; a link leads to the object it was made for, which the
- * kernel does not move: classdir.h): its target is taken from @prev, not
- * read again. A namespace whose entry is the same keeps its namespace ID
- * (read only where its subsystem has peers: vwc_topo_link_reach()). A
- * controller whose class entry is the one @prev saw (the same inode number
- * and sysfs path: the same kernel object) keeps what sysfs shows the same
- * for its lifetime (transport, subsystem NQN, controller type, its PCI
- * function's IDs and modalias) and its model and serial as @prev had them
- * (a probe's Identify may have refreshed those since), and reads only
- * firmware_rev again (a firmware activation changes it). A @prev with no
- * model or no transport is not carried at all; an empty serial, subsystem
- * NQN or controller type is read again. At fabrics scale the sidecar scans
- * again after every few connects: a readlink for each of thousands of
- * entries, seven attributes and a walk up to the PCI function for each of
- * hundreds of controllers, and a namespace ID for each namespace, each
- * time.
+ * A class/block entry of the same name and inode number as one @prev saw
+ * is the same link of the same kernel object (sysfs makes a new entry,
+ * with a new inode number, for a device that is added, even under a name
+ * that was there before; a link leads to the object it was made for, which
+ * the kernel does not move: classdir.h): its target is taken from @prev,
+ * not read again; a controller's link is read at every scan. A @prev
+ * scanned from another root is not used. A namespace whose entry is the
+ * same keeps its namespace ID (read only where its subsystem has peers:
+ * vwc_topo_link_reach()). A controller whose class entry is the one @prev
+ * saw (the same inode number and sysfs path: the same kernel object) keeps
+ * what sysfs shows the same for its lifetime (transport, subsystem NQN,
+ * controller type, its PCI function's IDs and modalias) and its model and
+ * serial as @prev had them (a probe's Identify may have refreshed those
+ * since), and reads only firmware_rev again (a firmware activation changes
+ * it). A @prev with no model or no transport is not carried at all; an
+ * empty serial, subsystem NQN or controller type is read again. At fabrics
+ * scale the sidecar scans again after every few connects: a readlink for
+ * each of thousands of entries, seven attributes and a walk up to the PCI
+ * function for each of hundreds of controllers, and a namespace ID for
+ * each namespace, each time.
  *
  * Return: 0 or a negative errno.
  */

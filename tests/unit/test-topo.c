@@ -664,6 +664,39 @@ int main(void)
 			vwc_topo_free(&t2);
 		if (!r)
 			vwc_topo_free(&t1);
+
+		/* a controller's link, and a last scan of another root: read */
+		r = vwc_topo_scan_sysfs(root, &t1);
+		for (i = 0, k = -1; !r && i < t1.nr_links[0]; i++)
+			if (!strcmp(t1.links[0][i].name, "nvme0"))
+				k = i;
+		if (k >= 0) {
+			free(t1.links[0][k].syspath);
+			t1.links[0][k].syspath = strdup(elsewhere);
+		}
+		r2 = r || k < 0 ? -1 : vwc_topo_rescan_sysfs(root, &t1, &t2);
+		c = r2 ? NULL : c_by(&t2, "nvme0");
+		ok(c && strstr(c->syspath, "/devices/pci0000:00/0000:00:03.0/nvme/nvme0") &&
+		   !strcmp(c->model, "QEMU NVMe Ctrl"),
+		   "rescan: a controller's link read at every scan (%s)", c ? c->syspath : "-");
+		if (!r2)
+			vwc_topo_free(&t2);
+		for (i = 0, k = -1; !r && i < t1.nr_links[1]; i++)
+			if (!strcmp(t1.links[1][i].name, "nvme0n1"))
+				k = i;
+		if (k >= 0) {
+			free(t1.links[1][k].syspath);
+			t1.links[1][k].syspath = strdup(elsewhere);
+		}
+		snprintf(t1.sysfs, sizeof(t1.sysfs), "%s", "/another/root");
+		r2 = r || k < 0 ? -1 : vwc_topo_rescan_sysfs(root, &t1, &t2);
+		n2 = r2 ? NULL : n_by(&t2, "nvme0n1");
+		ok(n2 && strstr(n2->syspath, "/devices/pci0000:00/0000:00:03.0/nvme/nvme0/nvme0n1"),
+		   "rescan: a last scan of another root carries nothing (%s)", n2 ? n2->syspath : "-");
+		if (!r2)
+			vwc_topo_free(&t2);
+		if (!r)
+			vwc_topo_free(&t1);
 	}
 
 	/*
