@@ -148,6 +148,17 @@ static const struct vwc_ns *n_by(const struct vwc_topo *t, const char *n)
 	return i < 0 ? NULL : &t->ns[i];
 }
 
+/* the scan's kept class entry @n of class/nvme (@k 0) or class/block (1) */
+static int link_by(const struct vwc_topo *t, int k, const char *n)
+{
+	int i;
+
+	for (i = 0; i < t->nr_links[k]; i++)
+		if (!strcmp(t->links[k][i].name, n))
+			return i;
+	return -1;
+}
+
 int main(void)
 {
 	const char *p0 = "pci0000:00/0000:00:03.0", *p1 = "pci0000:00/0000:00:04.0",
@@ -630,13 +641,11 @@ int main(void)
 		struct vwc_topo t1, t2, t3;
 		const struct vwc_ns *n2, *n3;
 		char elsewhere[200];
-		int k = -1, r2, r3;
+		int k, r2, r3;
 
 		snprintf(elsewhere, sizeof(elsewhere), "%s/devices/elsewhere/nvme0n1", root);
 		r = vwc_topo_scan_sysfs(root, &t1);
-		for (i = 0; !r && i < t1.nr_links[1]; i++)
-			if (!strcmp(t1.links[1][i].name, "nvme0n1"))
-				k = i;
+		k = r ? -1 : link_by(&t1, 1, "nvme0n1");
 		i = r ? -1 : vwc_topo_find_ns(&t1, "nvme0n1");
 		ok(!r && k >= 0 && t1.links[1][k].ino && i >= 0 &&
 		   !strcmp(t1.links[1][k].syspath, t1.ns[i].syspath) &&
@@ -667,9 +676,7 @@ int main(void)
 
 		/* a controller's link, and a last scan of another root: read */
 		r = vwc_topo_scan_sysfs(root, &t1);
-		for (i = 0, k = -1; !r && i < t1.nr_links[0]; i++)
-			if (!strcmp(t1.links[0][i].name, "nvme0"))
-				k = i;
+		k = r ? -1 : link_by(&t1, 0, "nvme0");
 		if (k >= 0) {
 			free(t1.links[0][k].syspath);
 			t1.links[0][k].syspath = strdup(elsewhere);
@@ -681,9 +688,7 @@ int main(void)
 		   "rescan: a controller's link read at every scan (%s)", c ? c->syspath : "-");
 		if (!r2)
 			vwc_topo_free(&t2);
-		for (i = 0, k = -1; !r && i < t1.nr_links[1]; i++)
-			if (!strcmp(t1.links[1][i].name, "nvme0n1"))
-				k = i;
+		k = r ? -1 : link_by(&t1, 1, "nvme0n1");
 		if (k >= 0) {
 			free(t1.links[1][k].syspath);
 			t1.links[1][k].syspath = strdup(elsewhere);
