@@ -162,7 +162,7 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 	int n = 0, cap = 0, r = 0;
 	struct last_links ll;
 	const char *known;
-	size_t dlen = strlen(dir);
+	size_t dlen = strlen(dir), klen;
 	struct dirent *de;
 	DIR *d;
 
@@ -186,8 +186,9 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 			continue;
 		/* the same entry as the last read's: the same target */
 		known = last_link(&ll, de->d_name, (uint64_t)de->d_ino);
-		if (known && strlen(known) < sizeof(path))
-			memcpy(path, known, strlen(known) + 1);
+		klen = known ? strlen(known) : 0;
+		if (known && klen < sizeof(path))
+			memcpy(path, known, klen + 1);
 		else if (read_entry(d, dir, dlen, de->d_name, path))
 			continue;
 		if (n == cap) {
