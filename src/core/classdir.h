@@ -5,9 +5,11 @@
  * What discovery reads first (topo.h): the entries of <sysfs>/class/nvme
  * and <sysfs>/class/block whose names are NVMe devices, each with the
  * device directory its link leads to, and a signature of those names by
- * which the sidecar tells whether anything came or went. An entry's link
- * is read once in its lifetime: sysfs makes a new entry, with a new inode
- * number, for every device added, even under a name that was there
+ * which the sidecar tells whether anything came or went. Given the entries
+ * of a last read, an entry's link is read once in its lifetime (topo.c
+ * gives them for class/block only: a controller's link it reads at every
+ * scan, for carry_ctrl()'s check): sysfs makes a new entry, with a new
+ * inode number, for every device added, even under a name that was there
  * before; a link leads to the object it was made for, and the kernel
  * neither moves nor renames an NVMe controller or block device
  * (device_move(), device_rename()), so the path to it stays. (Since Linux
