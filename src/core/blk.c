@@ -136,6 +136,19 @@ int vwc_blk_record(const char *name, enum vwc_mode *orig)
 	return record_load(name, orig, &set);
 }
 
+int vwc_blk_mark_ctrl_wt(void)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" VWC_CTRL_WT_MARK, vwc_rundir());
+	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 int vwc_mkdir_p(const char *dir)
 {
 	char tmp[512], *p;
@@ -539,6 +552,14 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 	if (dry_run)
 		return 1;
 	if (cur != orig) {
+		/* the kernel's write through, which a controller decided */
+		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_ctrl_wt() : 0;
+		if (r) {
+			snprintf(msg, len, "left in %s: cannot make %s/%s: %s",
+				 vwc_mode_str(cur), vwc_rundir(),
+				 VWC_CTRL_WT_MARK, strerror(-r));
+			return r;
+		}
 		r = blk_write(syspath, orig);
 		if (r) {
 			snprintf(msg, len, "cannot set %s: %s",

@@ -16,6 +16,9 @@
 #include "policy.h"
 #include "topo.h"
 
+/* in vwc_rundir(): vwc_blk_mark_ctrl_wt(); the udev rule tests it */
+#define VWC_CTRL_WT_MARK "ctrl-write-through"
+
 /**
  * vwc_blk_read() - read a block device's queue/write_cache
  * @syspath:	the disk's sysfs directory
@@ -163,6 +166,28 @@ int vwc_blk_hold(const char *name, enum vwc_hold_op op);
  * each then); false if it is empty or absent.
  */
 bool vwc_blk_any_hold(void);
+
+/**
+ * vwc_blk_mark_ctrl_wt() - say that a namespace may be in write through on
+ *			    its controllers' word
+ *
+ * Makes <rundir>/ctrl-write-through (VWC_CTRL_WT_MARK), which nothing
+ * removes until the next boot (/run is a tmpfs). While the sidecar runs,
+ * the udev rule runs sync for a controller's add and change only where
+ * this mark exists: with no mark, every namespace in write through is
+ * there by its own "no volatile write cache" bit, which no controller
+ * can change, so no controller that comes or comes back can call for a
+ * write back that must not wait for the sidecar. Made before every write
+ * through that a controller's cache decides (under the writers' lock,
+ * before its last look at which controllers reach the namespace: a
+ * controller whose event the rule left to the sidecar is in sysfs by
+ * then), and by any run that finds one such namespace in write through,
+ * whoever wrote it.
+ *
+ * Return: 0 (also if it exists), or a negative errno: the caller then
+ * writes no write through on a controller's word.
+ */
+int vwc_blk_mark_ctrl_wt(void);
 
 /**
  * vwc_rundir() - where records live (NVME_VWC_SYNC_RUNDIR overrides)

@@ -344,8 +344,12 @@ static struct vwc_decision decide_ns(struct vwc_run *r, struct vwc_ns *ns)
 	return d;
 }
 
-/* The writers' lock could not be had: @ns keeps its mode. */
-static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err)
+/*
+ * The writers' lock could not be had, or (@mark) the mark of
+ * vwc_blk_mark_ctrl_wt() could not be made: @ns keeps its mode.
+ */
+static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
+		      bool mark)
 {
 	char why[160];
 
@@ -357,10 +361,18 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err)
 		ns->action = VWC_ACT_UNCHANGED;	/* nothing to write */
 		return 0;
 	}
+	ns->action = VWC_ACT_FAILED;
+	if (mark) {	/* /run full or read-only: never write through unsaid */
+		snprintf(ns->errmsg, sizeof(ns->errmsg),
+			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
+			 VWC_CTRL_WT_MARK, strerror(-err),
+			 vwc_mode_str(ns->before));
+		vwc_err("%s: %s", ns->name, ns->errmsg);
+		return 1;
+	}
 	/* held by someone else, or /run full or read-only: try again later */
 	r->lock_busy = true;
 	r->lock_err = err;
-	ns->action = VWC_ACT_FAILED;
 	snprintf(ns->errmsg, sizeof(ns->errmsg),
 		 "cannot take the writers' lock %s: %s; left in %s",
 		 vwc_lock_path(), vwc_lock_strerror(err, why, sizeof(why)),
@@ -408,6 +420,31 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 	return failed;
 }
 
+/*
+ * A namespace left in write through on its controllers' word, whoever
+ * wrote it (the kernel, an admin, a run before /run was this one): the
+ * mark of vwc_blk_mark_ctrl_wt() made, so that udev's rule runs sync for
+ * its controllers' events again.
+ */
+static void mark_found(const struct vwc_topo *t)
+{
+	int i, r;
+
+	for (i = 0; i < t->nr_ns; i++) {
+		const struct vwc_ns *ns = &t->ns[i];
+
+		if (!ns->wanted || ns->after != VWC_MODE_WRITE_THROUGH ||
+		    vwc_reason_ns_no_cache(ns->decision.reason))
+			continue;
+		r = vwc_blk_mark_ctrl_wt();
+		if (r)
+			vwc_warn("%s: write through on its controllers' word, and %s/%s cannot be made: %s",
+				 ns->name, vwc_rundir(), VWC_CTRL_WT_MARK,
+				 strerror(-r));
+		return;
+	}
+}
+
 int vwc_run_apply(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
@@ -415,7 +452,7 @@ int vwc_run_apply(struct vwc_run *r)
 				   VWC_REASON_WCE_UNKNOWN }, *dv;
 	bool *later, *again, any = false;
 	struct vwc_ns **nsv;
-	int i, j, n, ret, failed = 0;
+	int i, j, n, ret, mark = 0, failed = 0;
 
 	later = calloc(t->nr_ns + 1, sizeof(*later));
 	again = calloc(t->nr_ctrls + 1, sizeof(*again));
@@ -464,16 +501,24 @@ int vwc_run_apply(struct vwc_run *r)
 	/* 2. write through under the writers' lock, on facts read under it */
 	if (any) {
 		ret = vwc_lock_take(r->lock_wait_ms);
+		/* before the look below at who reaches them: a controller
+		 * whose event udev's rule left to the sidecar is in sysfs */
+		if (!ret) {
+			mark = vwc_blk_mark_ctrl_wt();
+			if (mark)
+				vwc_lock_release();
+		}
 		for (i = 0; i < t->nr_ns; i++) {
 			if (!later[i])
 				continue;
-			if (ret) {
-				failed += left_alone(r, &t->ns[i], ret);
+			if (ret || mark) {
+				failed += left_alone(r, &t->ns[i],
+						     ret ? ret : mark, !ret);
 				continue;
 			}
 			mark_reachers(t, &t->ns[i], again);
 		}
-		if (!ret) {
+		if (!ret && !mark) {
 			unsigned long gen = vwc_blk_wb_gen();
 
 			/* only WCE can have changed since the probe */
@@ -516,8 +561,10 @@ int vwc_run_apply(struct vwc_run *r)
 	free(again);
 	free(nsv);
 	free(dv);
-	if (!r->dry_run)
+	if (!r->dry_run) {
 		vwc_aside_learn(t);
+		mark_found(t);
+	}
 	r->nr_failed += failed;
 	return failed;
 }

@@ -155,6 +155,19 @@ static pid_t watcher(int hold_ms, int *ready_rd)
 	return pid;
 }
 
+static const char *mark_path(void)
+{
+	static char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", vwc_rundir(), VWC_CTRL_WT_MARK);
+	return p;
+}
+
+static bool mark_exists(void)
+{
+	return !access(mark_path(), F_OK);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/vwc-apply-XXXXXX", run[128], cmd[160], c = 0;
@@ -173,6 +186,7 @@ int main(void)
 	setenv("NVME_VWC_SYNC_RUNDIR", run, 1);
 
 	/* 1. held for 600 ms: write back during the hold, write through after */
+	ok(!mark_exists(), "a new run directory: no write-through mark");
 	make_run(&r, idx);
 	pid = watcher(600, &rd);
 	ok(pid > 0 && read(rd, &c, 1) == 1 && c == 'L', "another process holds the lock");
@@ -196,7 +210,53 @@ int main(void)
 	 * says it did not do all it should (exit status 1) */
 	ok(n == 1 && !r.lock_busy, "one failure, the WCE read under the lock (%d)", n);
 	ok(!vwc_lock_held(), "lock released after the run");
+	ok(mark_exists(),
+	   "write through on a controller's word (no cache present): the mark made");
 	free_run(&r);
+
+	/*
+	 * 1b. the mark of vwc_blk_mark_ctrl_wt(), which udev's rule tests:
+	 * not made for write through by a namespace's own bit; made for a
+	 * namespace found in write through that a controller decides; and
+	 * when it cannot be made, no write through on a controller's word
+	 */
+	unlink(mark_path());
+	make_run(&r, idx);
+	r.topo.ns[0].no_vwc = VWC_TRI_YES;
+	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+	n = vwc_run_apply(&r);
+	is_str(get_wc("nvme0n1"), "write through",
+	       "own bit: write through");
+	ok(!mark_exists(), "write through by the own bit alone: no mark (%d)",
+	   n);
+	free_run(&r);
+	ok(vwc_config_parse("device serial=S2 write-cache=ignore\n", "t.conf",
+			    &cfg, cmd, sizeof(cmd)) == 0, "config: S2 ignore");
+	make_run(&r, idx);
+	r.cfg = &cfg;
+	r.topo.ns[0].no_vwc = VWC_TRI_YES;
+	r.topo.ctrls[2].probed = false;	/* facts unknown: the config decides */
+	put_wc("nvme2n1", "write through");
+	vwc_run_apply(&r);
+	is_str(get_wc("nvme2n1"), "write through", "ignored: left in write through");
+	ok(mark_exists(),
+	   "a namespace found in write through that its controller decides: the mark made");
+	free_run(&r);
+	unlink(mark_path());
+	vwc_mkdir_p(mark_path());	/* a directory: open() cannot make it */
+	make_run(&r, idx);
+	n = vwc_run_apply(&r);
+	is_str(get_wc("nvme0n1"), "write back",
+	       "the mark cannot be made: no write through on a controller's word");
+	/* nvme0n1 (no cache present) and nvme2n1 (WCE=0) */
+	ok(n == 2 && r.topo.ns[0].action == VWC_ACT_FAILED &&
+	   strstr(r.topo.ns[0].errmsg, VWC_CTRL_WT_MARK),
+	   "both reported failed, naming the mark (%d): %s", n,
+	   r.topo.ns[0].errmsg);
+	ok(!vwc_lock_held() && !r.lock_busy,
+	   "the lock released; not a lock to try again");
+	free_run(&r);
+	rmdir(mark_path());
 
 	/* 2. held past lock_wait_ms: write through left undone, named */
 	make_run(&r, idx);
