@@ -42,6 +42,27 @@
  *                       write back. INTENDED DESIGN: on main, recheck()
  *                       reads WCE of the controllers its first scan found
  *
+ *   GATE                the sidecar runs (and never acts here: stopped,
+ *                       or busy on another controller for the whole
+ *                       search), so udev's rule runs sync for the
+ *                       controller's add (tested once it is in sysfs)
+ *                       and its connected change (once identified) only
+ *                       where <rundir>/ctrl-write-through exists
+ *                       (wtmark). The namespace starts in write back,
+ *                       no mark made; other() puts it in write through
+ *                       on controller 0's WCE=0, making the mark under
+ *                       the lock before its look at who reaches it
+ *                       (engine.c vwc_run_apply()). With RESCAN_PEERS.
+ *                       With RESCAN_UNDER_LOCK instead (a controller
+ *                       counted once its path is live) the premise is
+ *                       gone: a writer that looks between the connected
+ *                       event and the path's join writes write through
+ *                       that nothing undoes (join-gate-reach-only).
+ *   BUG_MARK_LATE       (with GATE) the mark made only when the run
+ *                       finds write through at its end
+ *   BUG_GATE_SIDECAR    (with GATE) the rule leaves a controller's
+ *                       events to a running sidecar whatever the marks
+ *
  * Properties:
  *   p_join  write through while a controller with WCE=1 reaches the
  *           namespace only inside a writer's window or while the join's
@@ -58,13 +79,62 @@
 #define NOGETFAIL
 #include "protocol.pml"
 
+#ifdef GATE
+byte tested;	/* the controller's two events, their marks tested */
+byte running;	/* the rule's syncs for them that have not ended */
+/* the join happened and a reaction to it may still come */
+#define owed	(reach[1] && (tested < 2 || running > 0))
+
+proctype join()
+{
+	ident[1] = 1;	/* its add event before: rule_event(0) */
+	reach[1] = 1
+}
+
+/* stage 0: the add (the controller in sysfs: before it is identified);
+ * 1: the connected change (nvme_start_ctrl(), once identified) */
+proctype rule_event(byte stage)
+{
+	byte f0, f1, ok, gen, before, after, inw, err, i, n;
+	bool s0, s1, busy, gate;
+
+	if
+	:: stage == 1 -> ident[1]
+	:: else
+	fi;
+	atomic {
+#ifdef BUG_GATE_SIDECAR
+		gate = 0;
+#else
+		gate = wtmark;
+#endif
+		if
+		:: gate -> running++
+		:: else -> printf("MODEL: event %d left to the sidecar\n", stage)
+		fi;
+		tested++
+	}
+	if
+	:: gate ->
+		reach[1];	/* as udev_sync(): it reads after the join */
+		atomic { s1 = reach[1]; s0 = s1 };
+		get_wce(0, f0);
+		get_wce(1, f1);
+		run_apply(1, busy);
+		running--
+	:: else
+	fi
+}
+#else
 bool owed;	/* the join happened and its reaction has not ended */
 
 proctype join()
 {
 	atomic { reach[1] = 1; owed = 1 }
 }
+#endif
 
+#ifndef GATE
 proctype udev_sync()
 {
 	byte f0, f1, ok, gen, before, after, inw, err, i, n;
@@ -90,6 +160,8 @@ proctype udev_sync()
 	}
 }
 
+#endif
+
 proctype other()
 {
 	byte f0, f1, ok, gen, before, after, inw, err, i, n;
@@ -112,11 +184,19 @@ proctype other()
 init {
 	atomic {
 		reach[0] = 1;
+		ident[0] = 1;
 		wce[0] = 0;
 		wce[1] = 1;
+#ifdef GATE
+		wc[0] = WB;
+		run join();
+		run rule_event(0);
+		run rule_event(1);
+#else
 		wc[0] = WT;
 		run join();
 		run udev_sync();
+#endif
 		run other()
 	}
 }

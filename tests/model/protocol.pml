@@ -8,6 +8,12 @@
  *                    drive has it (what a Get Features 06h returns)
  *   reach[c]         the kernel routes the namespace's I/O through
  *                    controller c (its path is live)
+ *   ident[c]         controller c is in sysfs with its subsystem NQN
+ *                    readable (identified), path live or not
+ *                    (pathjoin.pml -DGATE)
+ *   wtmark           <rundir>/ctrl-write-through (blk.c
+ *                    vwc_blk_mark_ctrl_wt()), which udev's rule tests
+ *                    (pathjoin.pml -DGATE)
  *   wc[i]            queue/write_cache of node i: 0 the namespace's own
  *                    node (the multipath head, the one I/O is submitted
  *                    to), 1.. its path nodes (blk.c)
@@ -64,6 +70,8 @@
 
 byte wce[2];
 bool reach[2];
+bool ident[2];
+bool wtmark;
 byte wc[3];
 bool stuck[3];
 
@@ -236,7 +244,15 @@ inline lock_try(ok)
  * (pathjoin.pml: the intended design; on main the topology is the one
  * scanned at the start of the run and never read again).
  */
-#if defined(RESCAN_UNDER_LOCK)
+#if defined(RESCAN_PEERS)
+/*
+ * As the code does it: vwc_topo_link_reach() (a controller of the run
+ * that names the namespace in its list reaches it, path node or not) and
+ * vwc_topo_new_peer() (one of the subsystem in sysfs that the run does
+ * not know makes it write back): an identified controller counts.
+ */
+#define RESCAN(s0, s1)	s0 = reach[0]; s1 = reach[1] || ident[1]
+#elif defined(RESCAN_UNDER_LOCK)
 #define RESCAN(s0, s1)	s0 = reach[0]; s1 = reach[1]
 #else
 #define RESCAN(s0, s1)	skip
@@ -265,6 +281,10 @@ inline run_apply(wait, busy)
 		:: !ok -> busy = 1	/* left_alone(): keeps its mode */
 		:: else ->
 			gen = wbgen;
+#if defined(GATE) && !defined(BUG_MARK_LATE)
+			/* the mark, before the look at who reaches it */
+			wtmark = 1;
+#endif
 			/* only WCE can have changed since the probe */
 			RESCAN(s0, s1);
 			if
@@ -323,6 +343,15 @@ inline run_apply(wait, busy)
 			}
 		fi
 	fi;
+#ifdef BUG_MARK_LATE
+	/* the mark made only once write through is found (the run's end) */
+	if
+	:: wc[0] == WT && !wtmark ->
+		printf("MODEL: BUG-d the mark made after the write through\n");
+		wtmark = 1
+	:: else
+	fi;
+#endif
 	/* what the run read is forgotten: no state differs by it alone */
 	d_step {
 		ok = 0; gen = 0; before = 0; after = 0; err = 0;

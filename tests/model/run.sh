@@ -45,6 +45,13 @@ CHECKS=(
 	"join-live|pathjoin.pml|-DRESCAN_UNDER_LOCK|p_live|-f|ok|"
 	"join-main-scan|pathjoin.pml|-DBUG_JOIN_SCAN|p_live|-f|fail|MODEL: BUG-b"
 	"join-stale-recheck|pathjoin.pml||p_join||fail|MODEL: stale topology"
+	# ... while the sidecar runs, udev's rule running sync for the
+	# controller's events only where the write-through mark exists
+	"join-gate|pathjoin.pml|-DGATE -DRESCAN_PEERS|p_join||ok|"
+	"join-gate-live|pathjoin.pml|-DGATE -DRESCAN_PEERS|p_live|-f|ok|"
+	"join-gate-mark-late|pathjoin.pml|-DGATE -DRESCAN_PEERS -DBUG_MARK_LATE|p_live|-f|fail|MODEL: BUG-d"
+	"join-gate-reach-only|pathjoin.pml|-DGATE -DRESCAN_UNDER_LOCK|p_live|-f|fail|MODEL: event 1 left to the sidecar"
+	"join-gate-sidecar-only|pathjoin.pml|-DGATE -DRESCAN_PEERS -DBUG_GATE_SIDECAR|p_live|-f|fail|MODEL: event 1 left to the sidecar"
 	# rebind.pml: every unbind followed by a bind
 	"rebind|rebind.pml||p_bind|-f|ok|"
 	"rebind-main-signal|rebind.pml|-DBUG_SIGNAL -DNOKILL|p_bind|-f|fail|MODEL: BUG-c"
