@@ -127,20 +127,10 @@ fi
 # event logged (-v -v), for the log's lines by kind below
 V=''
 grep -q 'vwc.fs_verbose=1' /proc/cmdline && V='-v -v'
-# vwc.fs_ctrl_run=off: an experiment, not a setup the package supports:
-# the rule without its run for a controller's add and change events (a
-# copy in /etc/udev/rules.d, which overrides the installed one), to
-# measure what those runs cost beside the sidecar
-if grep -q 'vwc.fs_ctrl_run=off' /proc/cmdline; then
-	for r in /usr/lib/udev/rules.d/71-nvme-vwc-sync.rules /lib/udev/rules.d/71-nvme-vwc-sync.rules; do
-		[ -f "$r" ] || continue
-		awk 'index($0, "ACTION==\"add|change\", \\") { skip = 1; next }
-		     skip { skip = 0; next } { print }' "$r" >/etc/udev/rules.d/71-nvme-vwc-sync.rules
-		udevadm control --reload
-		info "the controller runs left out: $(grep -c 'sync --quiet' /etc/udev/rules.d/71-nvme-vwc-sync.rules) sync run(s) left in the rule (the namespaces')"
-		break
-	done
-fi
+# the rule's runs for controllers' events: none while the sidecar runs
+# and no namespace is in write through on a controller's word (no
+# <rundir>/ctrl-write-through: here every write through is by the
+# namespace's own bit)
 # shellcheck disable=SC2086 # V: no word or two
 sidecar_start /tmp/watch.log $V
 wait_for - 120 test -e /run/nvme-vwc-sync/sidecar-active ||
@@ -159,6 +149,7 @@ phase "with the rule and the sidecar" sc
 _q0=$(now)
 steady 600 cpu || info "the sidecar still busy after 600 s"
 echo "BENCH: with the rule and the sidecar${V:+ (-v -v)}: the sidecar idle $(((($(now) - _q0) / 1000000) - 3000)) ms after settle (3 s of no CPU not counted); its CPU $(($(cpu) - c0)) ticks; modes $(modes)"
+echo "BENCH: /run/nvme-vwc-sync/ctrl-write-through $(test -e /run/nvme-vwc-sync/ctrl-write-through && echo 'made: the rule ran sync for controllers' || echo 'absent: the rule left controllers to the sidecar')"
 [ "$T_off" = 0 ] ||
 	echo "BENCH: with the rule and the sidecar / opted out: $(awk -v a="$T_sc" -v b="$T_off" 'BEGIN { printf "%.2fx", a / b }')"
 if [ -n "$ST" ]; then

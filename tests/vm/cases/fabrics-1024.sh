@@ -9,7 +9,8 @@
 # without a write cache (their own "no volatile write cache" bit: write
 # through), even ones on a null_blk device with a cache (write back). With
 # udevd running the image's rules and the project's, and the sidecar
-# running (the rules leave controller and namespace events to it), every
+# running (the rules leave controller and namespace events to it: no
+# namespace is in write through on a controller's word), every
 # path is connected one subsystem after the other. Proves: every one of
 # the 1,024 namespaces reaches its mode; audit -o json over them exits 0;
 # no lock timeout and no error in the sidecar's log (but about controllers
@@ -21,7 +22,7 @@
 # The figures (times, CPU) are printed as info; bench/ compares them with
 # the rule opted out (bench/guest/bench-fabrics-scale.sh).
 . /vwc/guest/lib.sh
-plan 11
+plan 12
 
 S=64 K=16 STORM_S=8 STORM_N=3
 setup_fail() { fail "fabrics-1024: setup" "$1"; finish; exit 1; }
@@ -111,6 +112,12 @@ quiet_idle() {
 }
 check_eq "connected: $((S * K)) namespaces, $((2 * S * K)) paths" "$(heads) $(paths)" "$((S * K)) $((2 * S * K))"
 check_eq "every namespace in its mode (odd write through by its own bit, even write back)" "$(wrong)" 0
+# every write through here is by the namespace's own bit: no run made the
+# write-through mark, so udev's rule ran no sync for the 128 controllers'
+# adds and connected changes (the sidecar took them)
+c1=$(ls /sys/class/nvme | head -n 1)
+check_eq "no write-through mark; the rule leaves a controller's change ($c1) to the sidecar" \
+	"$(test -e /run/nvme-vwc-sync/ctrl-write-through && echo made) $(udev_queues change "/sys/class/nvme/$c1" 'nvme-vwc-sync sync' && echo queued || echo none)" " none"
 quiet_idle "after the connects"
 
 t1=$(now)

@@ -14,10 +14,12 @@
 # cached one is write back; audit names the transport and the target's NQN;
 # set-cache on the loop controller fails clearly and changes nothing; the
 # sidecar skips the discovery controller, keeps both modes across a reset,
-# and takes namespace adds from udev's rule while it runs; an fsync loop on the no-cache namespace sends no flush to its
+# and takes namespace adds from udev's rule while it runs, and controllers'
+# events while no namespace is in write through on a controller's word
+# (the mark); an fsync loop on the no-cache namespace sends no flush to its
 # backing device. Needs the -io kernel tag (nvme-loop, null_blk).
 . /vwc/guest/lib.sh
-plan 35
+plan 37
 
 M=/lib/modules/$(uname -r)
 NQN=nqn.2026-12.org.vwc:fab
@@ -184,8 +186,17 @@ check_eq "SMART events refused by the target: said once for $C, across its reset
 q_ns() { udev_queues add "/sys/block/$N2" "nvme-vwc-sync sync --quiet --keep-restored $N2" && echo queued || echo none; }
 check_eq "with the sidecar running, udev's rule leaves a namespace add to it" \
 	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" "marked none"
+# a controller's add and change too, but only while no namespace may be
+# in write through on its controllers' word: here the one in write
+# through is there by its own bit, so no run made the mark
 q_ctrl() { udev_queues change "/sys/class/nvme/$C" "nvme-vwc-sync sync --quiet --keep-restored $C" && echo queued || echo none; }
-check_eq "with the sidecar running, a controller's change is still the rule's (it can call for write back)" "$(q_ctrl)" queued
+WTMARK=/run/nvme-vwc-sync/ctrl-write-through
+check_eq "write through by the namespace's own bit alone: no write-through mark made" \
+	"$(test -e $WTMARK && echo made)" ""
+check_eq "with the sidecar running and no mark, udev's rule leaves a controller's change to it" "$(q_ctrl)" none
+touch $WTMARK
+check_eq "with the sidecar running and the mark there, a controller's change is the rule's (it can call for write back)" "$(q_ctrl)" queued
+rm -f $WTMARK
 check_eq "the mark leads to a descriptor the sidecar holds" \
 	"$(readlink /run/nvme-vwc-sync/sidecar-active | sed 's|^/proc/\([0-9]*\)/fdinfo/[0-9]*$|\1|')" "$SC_PID"
 sidecar_stop "sidecar stops cleanly"

@@ -15,8 +15,8 @@
 # with the sidecar alone, and with both while the sidecar stops as the
 # controller joins. path-join-255 runs the same with 255.
 . /vwc/guest/lib.sh
-# (path-join-255.sh sources this file: the same 22 checks)
-plan 22
+# (path-join-255.sh sources this file: the same 23 checks)
+plan 23
 
 ctrls=$(ls /sys/class/nvme | grep '^nvme[0-9]*$' | tr '\n' ' ')
 a='' b=''
@@ -120,9 +120,11 @@ info "path-join (sidecar): log: $(grep -E 'joining|reach|write back|write throug
 
 # 3. the sidecar with udevd, the controller joining while the sidecar is
 # stopped (SIGSTOP) and then ends (SIGTERM) before it read the events:
-# the controller's events are never left to the sidecar (the rule runs
-# sync for them whatever its mark says), and the sidecar's last pass
-# reads what came before it goes: every shared namespace write back.
+# the controller's events are not left to the sidecar while a namespace
+# may be write through on a controller's word (the runs above made the
+# mark, /run/nvme-vwc-sync/ctrl-write-through, before their write
+# through), and the sidecar's last pass reads what came before it goes:
+# every shared namespace write back.
 systemd-udevd --resolve-names=never >/dev/null 2>&1 &
 udevadm trigger --action=add --type=subsystems >/dev/null 2>&1
 udevadm trigger --action=add --type=devices >/dev/null 2>&1
@@ -132,6 +134,8 @@ wait_for - 30 test -e /run/nvme-vwc-sync/sidecar-active
 echo "$pci" >/sys/bus/pci/drivers/nvme/unbind
 wait_for - 20 b_gone
 wait_for - 30 all_wt
+check_eq "path-join (stopping): write through on $a's word: the mark made" \
+	"$(test -f /run/nvme-vwc-sync/ctrl-write-through && echo made)" made
 kill -STOP "$SC_PID"
 echo "$pci" >/sys/bus/pci/drivers/nvme/bind
 nb=''
