@@ -3,13 +3,15 @@
 # The marks that make the rules leave events to the sidecar. Its own mark
 # (TEST!="<rundir>/sidecar-active") leaves it a namespace's add; a
 # controller's add and change are left to it only where, besides, no
-# namespace may be in write through on its controllers' word (no
-# <rundir>/ctrl-write-through, the mark blk.c makes before any such write
-# through): otherwise they can call for write back, which never waits on
-# another process's health. The sidecar's mark is removed by the service
-# however the sidecar ends: its own stop removes it, and ExecStopPost
-# removes what a SIGKILL, the OOM killer or a crash left behind (a link
-# that leads nowhere by then, but a link all the same). TAP.
+# <rundir>/write-through exists (the mark blk.c makes before any write of
+# write through): otherwise they can call for write back, which never
+# waits on another process's health. That mark, never removed, is tested
+# first and alone: a sidecar that stops between two tests of its own mark
+# must not make both rules pass over an event. The sidecar's mark is
+# removed by the service however the sidecar ends: its own stop removes
+# it, and ExecStopPost removes what a SIGKILL, the OOM killer or a crash
+# left behind (a link that leads nowhere by then, but a link all the
+# same). TAP.
 # Usage: check-handoff.sh RULES SERVICE BLK_H (as built; blk.h: the name
 # of the write-through mark)
 rules=${1:?usage: check-handoff.sh RULES SERVICE BLK_H}
@@ -38,18 +40,19 @@ guarded() { rule_lines | grep "$1" | grep 'RUN+="[^"]* sync ' | grep -qF "TEST!=
 t "a namespace's add: the sidecar's while it runs" \
 	guarded 'SUBSYSTEM=="block"'
 ctrl_sync() { rule_lines | grep 'SUBSYSTEM=="nvme", KERNEL=="nvme\[0-9\]\*", ACTION=="add|change"' | grep 'RUN+="[^"]* sync '; }
-wt_name=$(sed -n 's/^#define VWC_CTRL_WT_MARK "\(.*\)"$/\1/p' "$blk_h")
+wt_name=$(sed -n 's/^#define VWC_WT_MARK "\(.*\)"$/\1/p' "$blk_h")
 wt_mark=${mark%/*}/$wt_name
 t "blk.c's write-through mark ($wt_name) is in the rules, beside the sidecar's" \
 	grep -qF "TEST==\"$wt_mark\"" "$rules"
-# the tests of one rule, one a line
+# the tests of one rule, one a line, sorted
 tests_of() { grep -o 'TEST[!=]="[^"]*"' | sort; }
-no_sidecar() { ctrl_sync | while read -r l; do
-	[ "$(printf '%s\n' "$l" | tests_of)" = "TEST!=\"$mark\"" ] && echo y; done | grep -q y; }
-t "a controller's add and change: the rule's whenever the sidecar does not run" no_sidecar
-with_mark() { ctrl_sync | while read -r l; do
-	[ "$(printf '%s\n' "$l" | tests_of)" = "$(printf 'TEST=="%s"\n' "$mark" "$wt_mark" | sort)" ] && echo y; done | grep -q y; }
-t "... and while it runs, wherever a namespace may be write through on its controllers' word" with_mark
+# has_rule TESTS: a controller's sync rule tests exactly TESTS
+has_rule() { ctrl_sync | while read -r l; do
+	[ "$(printf '%s\n' "$l" | tests_of)" = "$(printf '%s\n' "$@" | sort)" ] && echo y; done | grep -q y; }
+t "a controller's add and change: the rule's whenever the write-through mark exists (tested alone)" \
+	has_rule "TEST==\"$wt_mark\""
+t "... and whenever the sidecar does not run" \
+	has_rule "TEST!=\"$wt_mark\"" "TEST!=\"$mark\""
 # no other condition on them: a third rule, or a test added to one, would
 # leave an event to the sidecar where write back may be at stake
 only_two() { [ "$(ctrl_sync | grep -c .)" = 2 ]; }

@@ -136,17 +136,30 @@ int vwc_blk_record(const char *name, enum vwc_mode *orig)
 	return record_load(name, orig, &set);
 }
 
-int vwc_blk_mark_ctrl_wt(void)
+int vwc_blk_mark_wt(void)
 {
 	char path[512];
-	int fd;
+	struct stat st;
+	int dfd, fd;
 
-	snprintf(path, sizeof(path), "%s/" VWC_CTRL_WT_MARK, vwc_rundir());
-	fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* there already (the common case): one system call */
+	snprintf(path, sizeof(path), "%s/" VWC_WT_MARK, vwc_rundir());
+	if (!fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode))
+		return 0;
+	dfd = vwc_rundir_open();
+	if (dfd < 0)
+		return dfd;
+	/* no link followed; a FIFO planted there does not block */
+	fd = openat(dfd, VWC_WT_MARK,
+		    O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		    0600);
 	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
+		fd = -errno;
+	else
+		close(fd);
+	close(dfd);
+	return fd < 0 ? fd : 0;
 }
 
 int vwc_mkdir_p(const char *dir)
@@ -165,6 +178,63 @@ int vwc_mkdir_p(const char *dir)
 	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/*
+ * The run directory, made safe: created 0700, a real directory (no
+ * symlink), owned by this user, and reachable by nobody else (group and
+ * other bits cleared). Return: a descriptor, or a negative errno with the
+ * reason logged.
+ */
+int vwc_rundir_open(void)
+{
+	const char *dir = vwc_rundir();
+	char parent[512], *s;
+	struct stat st;
+	int dfd, r;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	s = strrchr(parent, '/');
+	if (s && s != parent) {
+		*s = '\0';
+		r = vwc_mkdir_p(parent);
+		if (r)
+			return r;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		if (r == -ELOOP || r == -ENOTDIR)
+			vwc_err("%s is a symbolic link or not a directory: refusing it as the run directory; remove it",
+				dir);
+		return r;
+	}
+	if (fstat(dfd, &st) < 0) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	if (st.st_uid != geteuid()) {
+		vwc_err("%s is owned by uid %u, not %u: refusing it as the run directory; remove it",
+			dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
+		close(dfd);
+		return -EPERM;
+	}
+	if ((st.st_mode & 07777) != 0700) {
+		if (fchmod(dfd, 0700) < 0) {
+			r = -errno;
+			vwc_err("%s has mode %04o and cannot be made 0700: %s",
+				dir, (unsigned int)(st.st_mode & 07777),
+				strerror(-r));
+			close(dfd);
+			return r;
+		}
+		vwc_notice("%s had mode %04o: now 0700", dir,
+			   (unsigned int)(st.st_mode & 07777));
+	}
+	return dfd;
 }
 
 static void record_change(const char *name, enum vwc_mode before,
@@ -352,6 +422,19 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		return 0;
 	}
 
+	/* write through from this tool: the mark first (vwc_blk_mark_wt()) */
+	if (d.mode == VWC_MODE_WRITE_THROUGH) {
+		r = vwc_blk_mark_wt();
+		if (r) {
+			ns->action = VWC_ACT_FAILED;
+			snprintf(ns->errmsg, sizeof(ns->errmsg),
+				 "cannot make %s/%s: %s; left in %s",
+				 vwc_rundir(), VWC_WT_MARK, strerror(-r),
+				 vwc_mode_str(ns->before));
+			vwc_err("%s: %s", ns->name, ns->errmsg);
+			return r;
+		}
+	}
 	r = write_nodes(ns, d.mode, &bad, &written);
 	ns->written = written;
 	if (r) {
@@ -552,12 +635,11 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 	if (dry_run)
 		return 1;
 	if (cur != orig) {
-		/* the kernel's write through, which a controller decided */
-		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_ctrl_wt() : 0;
+		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_wt() : 0;
 		if (r) {
 			snprintf(msg, len, "left in %s: cannot make %s/%s: %s",
-				 vwc_mode_str(cur), vwc_rundir(),
-				 VWC_CTRL_WT_MARK, strerror(-r));
+				 vwc_mode_str(cur), vwc_rundir(), VWC_WT_MARK,
+				 strerror(-r));
 			return r;
 		}
 		r = blk_write(syspath, orig);

@@ -16,8 +16,8 @@
 #include "policy.h"
 #include "topo.h"
 
-/* in vwc_rundir(): vwc_blk_mark_ctrl_wt(); the udev rule tests it */
-#define VWC_CTRL_WT_MARK "ctrl-write-through"
+/* in vwc_rundir(): vwc_blk_mark_wt(); the udev rule tests it */
+#define VWC_WT_MARK "write-through"
 
 /**
  * vwc_blk_read() - read a block device's queue/write_cache
@@ -168,26 +168,40 @@ int vwc_blk_hold(const char *name, enum vwc_hold_op op);
 bool vwc_blk_any_hold(void);
 
 /**
- * vwc_blk_mark_ctrl_wt() - say that a namespace may be in write through on
- *			    its controllers' word
+ * vwc_blk_mark_wt() - say that a namespace may be in write through that a
+ *		       controller's event can call back to write back
  *
- * Makes <rundir>/ctrl-write-through (VWC_CTRL_WT_MARK), which nothing
- * removes until the next boot (/run is a tmpfs). While the sidecar runs,
- * the udev rule runs sync for a controller's add and change only where
- * this mark exists: with no mark, every namespace in write through is
- * there by its own "no volatile write cache" bit, which no controller
- * can change, so no controller that comes or comes back can call for a
- * write back that must not wait for the sidecar. Made before every write
- * through that a controller's cache decides (under the writers' lock,
- * before its last look at which controllers reach the namespace: a
- * controller whose event the rule left to the sidecar is in sysfs by
- * then), and by any run that finds one such namespace in write through,
- * whoever wrote it.
+ * Makes <rundir>/write-through (VWC_WT_MARK), which nothing removes until
+ * the next boot (/run is a tmpfs). While the sidecar runs, the udev rule
+ * runs sync for a controller's add and change only where this mark
+ * exists: with no mark, every namespace in write through is held there
+ * by the kernel itself on the namespace's own "no volatile write cache"
+ * bit (6.13 and later), which the kernel itself reads again when it
+ * revalidates the namespace, so no controller that comes or comes back
+ * can call for a write back that must not wait for the sidecar. Made by
+ * vwc_blk_apply() and vwc_blk_restore() before any write of write
+ * through (whatever the reason: on a kernel that ignores the bit, a
+ * target may drop it later), by engine.c under the writers' lock before
+ * its last look at which controllers reach a namespace it puts in write
+ * through on their word (a controller whose event the rule left to the
+ * sidecar is in sysfs by then), and by any run that finds a namespace in
+ * write through that its own bit does not explain, whoever wrote it.
+ * Opened under vwc_rundir_open()'s checks, never through a link.
  *
  * Return: 0 (also if it exists), or a negative errno: the caller then
- * writes no write through on a controller's word.
+ * writes no write through.
  */
-int vwc_blk_mark_ctrl_wt(void);
+int vwc_blk_mark_wt(void);
+
+/**
+ * vwc_rundir_open() - the run directory, made safe
+ *
+ * Created 0700 (and its parents), a real directory (no symbolic link),
+ * owned by this user, group and other bits cleared.
+ *
+ * Return: a descriptor of it, or a negative errno with the reason logged.
+ */
+int vwc_rundir_open(void);
 
 /**
  * vwc_rundir() - where records live (NVME_VWC_SYNC_RUNDIR overrides)

@@ -346,7 +346,7 @@ static struct vwc_decision decide_ns(struct vwc_run *r, struct vwc_ns *ns)
 
 /*
  * The writers' lock could not be had, or (@mark) the mark of
- * vwc_blk_mark_ctrl_wt() could not be made: @ns keeps its mode.
+ * vwc_blk_mark_wt() could not be made: @ns keeps its mode.
  */
 static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
 		      bool mark)
@@ -357,19 +357,25 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
 	if (vwc_blk_read(ns->syspath, &ns->before))
 		ns->before = VWC_MODE_NONE;
 	ns->after = ns->before;
+	/*
+	 * /run full or read-only: no write through unsaid, and one already
+	 * there (whoever wrote it) fails the run too: udev's rule may leave
+	 * its controllers' events to the sidecar while the mark is missing
+	 */
+	if (mark) {
+		ns->action = VWC_ACT_FAILED;
+		snprintf(ns->errmsg, sizeof(ns->errmsg),
+			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
+			 VWC_WT_MARK, strerror(-err),
+			 vwc_mode_str(ns->before));
+		vwc_err("%s: %s", ns->name, ns->errmsg);
+		return 1;
+	}
 	if (ns->before == VWC_MODE_WRITE_THROUGH) {
 		ns->action = VWC_ACT_UNCHANGED;	/* nothing to write */
 		return 0;
 	}
 	ns->action = VWC_ACT_FAILED;
-	if (mark) {	/* /run full or read-only: never write through unsaid */
-		snprintf(ns->errmsg, sizeof(ns->errmsg),
-			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
-			 VWC_CTRL_WT_MARK, strerror(-err),
-			 vwc_mode_str(ns->before));
-		vwc_err("%s: %s", ns->name, ns->errmsg);
-		return 1;
-	}
 	/* held by someone else, or /run full or read-only: try again later */
 	r->lock_busy = true;
 	r->lock_err = err;
@@ -421,14 +427,16 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 }
 
 /*
- * A namespace left in write through on its controllers' word, whoever
- * wrote it (the kernel, an admin, a run before /run was this one): the
- * mark of vwc_blk_mark_ctrl_wt() made, so that udev's rule runs sync for
- * its controllers' events again.
+ * A namespace in write through that its own bit does not explain,
+ * whoever wrote it (the kernel for a controller with no cache, an admin,
+ * a run before /run was this one, an older version): the mark of
+ * vwc_blk_mark_wt() made, so that udev's rule runs sync for its
+ * controllers' events again. One that cannot be made fails the run.
  */
-static void mark_found(const struct vwc_topo *t)
+static void mark_found(struct vwc_run *r)
 {
-	int i, r;
+	const struct vwc_topo *t = &r->topo;
+	int i, ret;
 
 	for (i = 0; i < t->nr_ns; i++) {
 		const struct vwc_ns *ns = &t->ns[i];
@@ -436,11 +444,13 @@ static void mark_found(const struct vwc_topo *t)
 		if (!ns->wanted || ns->after != VWC_MODE_WRITE_THROUGH ||
 		    vwc_reason_ns_no_cache(ns->decision.reason))
 			continue;
-		r = vwc_blk_mark_ctrl_wt();
-		if (r)
-			vwc_warn("%s: write through on its controllers' word, and %s/%s cannot be made: %s",
-				 ns->name, vwc_rundir(), VWC_CTRL_WT_MARK,
-				 strerror(-r));
+		ret = vwc_blk_mark_wt();
+		if (ret) {
+			vwc_err("%s: in write through on its controllers' word, and %s/%s cannot be made: %s",
+				ns->name, vwc_rundir(), VWC_WT_MARK,
+				strerror(-ret));
+			r->nr_failed++;
+		}
 		return;
 	}
 }
@@ -504,7 +514,7 @@ int vwc_run_apply(struct vwc_run *r)
 		/* before the look below at who reaches them: a controller
 		 * whose event udev's rule left to the sidecar is in sysfs */
 		if (!ret) {
-			mark = vwc_blk_mark_ctrl_wt();
+			mark = vwc_blk_mark_wt();
 			if (mark)
 				vwc_lock_release();
 		}
@@ -563,7 +573,7 @@ int vwc_run_apply(struct vwc_run *r)
 	free(dv);
 	if (!r->dry_run) {
 		vwc_aside_learn(t);
-		mark_found(t);
+		mark_found(r);
 	}
 	r->nr_failed += failed;
 	return failed;

@@ -79,63 +79,6 @@ static int flock_timed(int fd, int timeout_ms)
 	return r == -EINTR ? -ETIMEDOUT : r;
 }
 
-/*
- * The run directory, made safe: created 0700, a real directory (no
- * symlink), owned by this user, and reachable by nobody else (group and
- * other bits cleared). Return: a descriptor, or a negative errno with the
- * reason logged.
- */
-static int rundir_open(void)
-{
-	const char *dir = vwc_rundir();
-	char parent[512], *s;
-	struct stat st;
-	int dfd, r;
-
-	snprintf(parent, sizeof(parent), "%s", dir);
-	s = strrchr(parent, '/');
-	if (s && s != parent) {
-		*s = '\0';
-		r = vwc_mkdir_p(parent);
-		if (r)
-			return r;
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		r = -errno;
-		if (r == -ELOOP || r == -ENOTDIR)
-			vwc_err("%s is a symbolic link or not a directory: refusing it as the run directory; remove it",
-				dir);
-		return r;
-	}
-	if (fstat(dfd, &st) < 0) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
-	if (st.st_uid != geteuid()) {
-		vwc_err("%s is owned by uid %u, not %u: refusing it as the run directory; remove it",
-			dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
-		close(dfd);
-		return -EPERM;
-	}
-	if ((st.st_mode & 07777) != 0700) {
-		if (fchmod(dfd, 0700) < 0) {
-			r = -errno;
-			vwc_err("%s has mode %04o and cannot be made 0700: %s",
-				dir, (unsigned int)(st.st_mode & 07777),
-				strerror(-r));
-			close(dfd);
-			return r;
-		}
-		vwc_notice("%s had mode %04o: now 0700", dir,
-			   (unsigned int)(st.st_mode & 07777));
-	}
-	return dfd;
-}
-
 /* "maj:min:ino" as /proc/locks and fdinfo spell a file */
 static void lock_key(const struct stat *st, char *buf, size_t len)
 {
@@ -338,7 +281,7 @@ int vwc_lock_take(int timeout_ms)
 		lock_depth++;
 		return 0;
 	}
-	dfd = rundir_open();
+	dfd = vwc_rundir_open();
 	if (dfd < 0)
 		return dfd;
 	for (i = 0; i < 20 && fd == -EAGAIN; i++)

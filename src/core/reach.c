@@ -227,11 +227,15 @@ bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
 		return true;
 	while (!found && (de = readdir(d))) {
 		char ns_name[VWC_NAME_LEN];
+		int k;
 
 		if (vwc_name_classify(de->d_name, ns_name, sizeof(ns_name)) !=
-			    VWC_KIND_CTRL ||
-		    vwc_topo_find_ctrl(t, de->d_name) >= 0 ||
-		    is_other(t, de->d_name))
+			    VWC_KIND_CTRL || is_other(t, de->d_name))
+			continue;
+		/* known, unless the scan found it not identified yet: its
+		 * subsystem NQN may be there now */
+		k = vwc_topo_find_ctrl(t, de->d_name);
+		if (k >= 0 && t->ctrls[k].subsysnqn[0])
 			continue;
 		snprintf(ctrl_dir, sizeof(ctrl_dir), "%s/%.31s/subsysnqn", dir,
 			 de->d_name);

@@ -104,7 +104,7 @@ struct scan {
 	unsigned int mask;	/* slots - 1 (a power of two) */
 };
 
-static bool scope_ctrl(const struct scope *sc, const char *syspath);
+static int scope_ctrl(const struct scope *sc, const char *syspath);
 static int add_other(struct vwc_topo *t, const char *name);
 
 /*
@@ -156,9 +156,15 @@ static int add_ctrl(struct scan *sc, const char *sysname,
 	char pci[VWC_PATH_LEN];
 	struct vwc_ctrl *c;
 
-	/* a scoped scan: another subsystem's, only remembered */
-	if (sc->scope && !scope_ctrl(sc->scope, syspath))
-		return add_other(t, sysname);
+	/* a scoped scan: another subsystem's, only remembered; one not
+	 * identified yet (no subsystem NQN) neither: vwc_topo_new_peer()
+	 * reads it again */
+	if (sc->scope) {
+		int in = scope_ctrl(sc->scope, syspath);
+
+		if (in <= 0)
+			return in < 0 ? 0 : add_other(t, sysname);
+	}
 
 	if (t->nr_ctrls >= sc->cap)
 		return -ENOMEM;	/* more than listed: never */
@@ -458,16 +464,19 @@ static bool bit_test(const unsigned char *map, unsigned int n)
 }
 
 /* A controller's syspath: its subsystem NQN is in scope */
-static bool scope_ctrl(const struct scope *sc, const char *syspath)
+/* Return: 1 in scope, 0 another subsystem's, -1 no subsystem NQN yet */
+static int scope_ctrl(const struct scope *sc, const char *syspath)
 {
 	char nqn[VWC_NQN_LEN];
 	int i;
 
 	read_attr(syspath, "subsysnqn", nqn, sizeof(nqn));
-	for (i = 0; nqn[0] && i < sc->nr_nqns; i++)
+	if (!nqn[0])
+		return -1;
+	for (i = 0; i < sc->nr_nqns; i++)
 		if (!strcmp(nqn, sc->nqns[i]))
-			return true;
-	return false;
+			return 1;
+	return 0;
 }
 
 /* A block device's name may belong to a controller in scope */

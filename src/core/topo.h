@@ -441,8 +441,11 @@ uint32_t vwc_ns_read_nsid(const struct vwc_ns *ns);
  * A writer decides from the controllers it scanned; one that appeared
  * since (bound again, reconnected) may reach @ns with its cache on. Lists
  * <sysfs>/class/nvme again and reads the subsystem NQN of every controller
- * @t does not have and did not pass over (@others). Called under the
- * writers' lock, before write through.
+ * @t does not have and did not pass over (@others), and of every one @t
+ * has without a subsystem NQN (scanned before it was identified). Called
+ * under the writers' lock, before write through, after the mark of
+ * vwc_blk_mark_wt(): a controller whose connected event udev's rule left
+ * to the sidecar before the mark was identified by then.
  *
  * Return: true if such a controller shares @ns's subsystem, or if @ns's
  * controllers cannot tell its subsystem (no controller, an unreadable

@@ -93,7 +93,7 @@ int cmd_restore(int argc, char **argv)
 	struct vwc_decision wb = { VWC_MODE_WRITE_BACK,
 				   VWC_REASON_WCE_ENABLED };
 	bool *later;
-	int i, j, ret, failed = 0, nr_later = 0;
+	int i, j, ret, mark = 0, failed = 0, nr_later = 0;
 	char why[160];
 
 	if (vwc_opts_parse(argc, argv, &o, "restore"))
@@ -146,6 +146,14 @@ int cmd_restore(int argc, char **argv)
 	/* write through again: under the lock, on WCE read under it */
 	if (nr_later) {
 		ret = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
+		/* the mark, then who reaches them (as vwc_run_apply()) */
+		if (!ret) {
+			mark = vwc_blk_mark_wt();
+			if (mark)
+				vwc_lock_release();
+			else
+				vwc_topo_link_reach(&r.topo);
+		}
 		for (i = 0; i < r.topo.nr_ns; i++) {
 			struct vwc_ns *ns = &r.topo.ns[i];
 
@@ -157,6 +165,20 @@ int cmd_restore(int argc, char **argv)
 					vwc_lock_strerror(ret, why,
 							  sizeof(why)));
 				failed++;
+				continue;
+			}
+			if (mark) {
+				vwc_err("%s: cannot make %s/%s: %s; nothing changed",
+					ns->name, vwc_rundir(), VWC_WT_MARK,
+					strerror(-mark));
+				failed++;
+				continue;
+			}
+			/* a controller that joined since the scan: kept */
+			if (vwc_topo_new_peer(&r.topo, ns)) {
+				vwc_info("%s: a controller joined its subsystem during the run: kept in write back",
+					 ns->name);
+				failed += restore_ns(ns, false, false, o.quiet);
 				continue;
 			}
 			/* a controller that cannot be read keeps it in write
@@ -177,7 +199,7 @@ int cmd_restore(int argc, char **argv)
 					failed++;
 			}
 		}
-		if (!ret)
+		if (!ret && !mark)
 			vwc_lock_release();
 	}
 	free(later);

@@ -346,9 +346,9 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
  * namespace appears in the kernel's own mode, write back whenever a cache
  * may be on, so an add left to a sidecar that never handles it costs
  * speed, never safety. A controller's events, which can call for write
- * back, are left to it only while no namespace may be in write through
- * on a controller's word (no <rundir>/ctrl-write-through, blk.h
- * vwc_blk_mark_ctrl_wt()): then none can. The mark is a symbolic link to
+ * back, are left to it only while this tool has written no write through
+ * (no <rundir>/write-through, blk.h vwc_blk_mark_wt()): then none can.
+ * The mark is a symbolic link to
  * /proc/<our pid>/fdinfo/<a descriptor we hold open, at HANDOFF_FD_MIN or
  * above>: udev's TEST follows it, and it leads nowhere once this process
  * is gone, however it ended, before the service's ExecStopPost removes

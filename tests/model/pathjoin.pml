@@ -47,7 +47,7 @@
  *                       search), so udev's rule runs sync for the
  *                       controller's add (tested once it is in sysfs)
  *                       and its connected change (once identified) only
- *                       where <rundir>/ctrl-write-through exists
+ *                       where <rundir>/write-through exists
  *                       (wtmark). The namespace starts in write back,
  *                       no mark made; other() puts it in write through
  *                       on controller 0's WCE=0, making the mark under

@@ -11,8 +11,8 @@
  *   ident[c]         controller c is in sysfs with its subsystem NQN
  *                    readable (identified), path live or not
  *                    (pathjoin.pml -DGATE)
- *   wtmark           <rundir>/ctrl-write-through (blk.c
- *                    vwc_blk_mark_ctrl_wt()), which udev's rule tests
+ *   wtmark           <rundir>/write-through (blk.c
+ *                    vwc_blk_mark_wt()), which udev's rule tests
  *                    (pathjoin.pml -DGATE)
  *   wc[i]            queue/write_cache of node i: 0 the namespace's own
  *                    node (the multipath head, the one I/O is submitted

@@ -159,7 +159,7 @@ static const char *mark_path(void)
 {
 	static char p[256];
 
-	snprintf(p, sizeof(p), "%s/%s", vwc_rundir(), VWC_CTRL_WT_MARK);
+	snprintf(p, sizeof(p), "%s/%s", vwc_rundir(), VWC_WT_MARK);
 	return p;
 }
 
@@ -215,7 +215,7 @@ int main(void)
 	free_run(&r);
 
 	/*
-	 * 1b. the mark of vwc_blk_mark_ctrl_wt(), which udev's rule tests:
+	 * 1b. the mark of vwc_blk_mark_wt(), which udev's rule tests:
 	 * not made for write through by a namespace's own bit; made for a
 	 * namespace found in write through that a controller decides; and
 	 * when it cannot be made, no write through on a controller's word
@@ -224,12 +224,23 @@ int main(void)
 	make_run(&r, idx);
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
 	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+	put_wc("nvme0n1", "write through");	/* the kernel's (6.13+) */
 	n = vwc_run_apply(&r);
 	is_str(get_wc("nvme0n1"), "write through",
 	       "own bit: write through");
-	ok(!mark_exists(), "write through by the own bit alone: no mark (%d)",
+	ok(!mark_exists() && !n,
+	   "write through the kernel holds by the own bit alone: no mark (%d)",
 	   n);
 	free_run(&r);
+	make_run(&r, idx);
+	r.topo.ns[0].no_vwc = VWC_TRI_YES;
+	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+	n = vwc_run_apply(&r);
+	ok(!strcmp(get_wc("nvme0n1"), "write through") && mark_exists(),
+	   "write through this tool writes on the own bit (a kernel that ignores it): the mark made (%d)",
+	   n);
+	free_run(&r);
+	unlink(mark_path());
 	ok(vwc_config_parse("device serial=S2 write-cache=ignore\n", "t.conf",
 			    &cfg, cmd, sizeof(cmd)) == 0, "config: S2 ignore");
 	make_run(&r, idx);
@@ -245,12 +256,16 @@ int main(void)
 	unlink(mark_path());
 	vwc_mkdir_p(mark_path());	/* a directory: open() cannot make it */
 	make_run(&r, idx);
+	put_wc("nvme2n1", "write through");	/* someone else's, WCE=0 */
 	n = vwc_run_apply(&r);
+	ok(!strcmp(get_wc("nvme2n1"), "write through") &&
+	   r.topo.ns[2].action == VWC_ACT_FAILED,
+	   "one already in write through on a controller's word: kept, and failed (no mark)");
 	is_str(get_wc("nvme0n1"), "write back",
 	       "the mark cannot be made: no write through on a controller's word");
 	/* nvme0n1 (no cache present) and nvme2n1 (WCE=0) */
 	ok(n == 2 && r.topo.ns[0].action == VWC_ACT_FAILED &&
-	   strstr(r.topo.ns[0].errmsg, VWC_CTRL_WT_MARK),
+	   strstr(r.topo.ns[0].errmsg, VWC_WT_MARK),
 	   "both reported failed, naming the mark (%d): %s", n,
 	   r.topo.ns[0].errmsg);
 	ok(!vwc_lock_held() && !r.lock_busy,

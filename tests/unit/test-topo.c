@@ -449,6 +449,20 @@ int main(void)
 		ok(ns && vwc_topo_new_peer(&t, ns),
 		   "a controller joined subsystem A after the scan: seen");
 		vwc_topo_free(&t);
+		/* one the scan found before it was identified (no subsystem
+		 * NQN yet), identified since: its NQN read again */
+		pci_fn("pci0000:00/0000:00:0b.0", "0x1b36", "0x0010");
+		ctrl("pci0000:00/0000:00:0b.0", "nvme14", "Late");
+		put("devices/pci0000:00/0000:00:0b.0/nvme/nvme14/subsysnqn", "\n");
+		r = vwc_topo_scan_sysfs(root, &t);
+		ns = n_by(&t, "nvme1n1");
+		ok(ns && vwc_topo_find_ctrl(&t, "nvme14") >= 0 &&
+		   !vwc_topo_new_peer(&t, ns),
+		   "a controller scanned before it was identified: not a peer yet");
+		put("devices/pci0000:00/0000:00:0b.0/nvme/nvme14/subsysnqn", "nqn.a\n");
+		ok(ns && vwc_topo_new_peer(&t, ns),
+		   "... identified in subsystem A since the scan: seen");
+		vwc_topo_free(&t);
 	}
 
 	/*

@@ -112,12 +112,13 @@ quiet_idle() {
 }
 check_eq "connected: $((S * K)) namespaces, $((2 * S * K)) paths" "$(heads) $(paths)" "$((S * K)) $((2 * S * K))"
 check_eq "every namespace in its mode (odd write through by its own bit, even write back)" "$(wrong)" 0
-# every write through here is by the namespace's own bit: no run made the
-# write-through mark, so udev's rule ran no sync for the 128 controllers'
-# adds and connected changes (the sidecar took them)
+# every write through here is the kernel's own (7.2 reads the namespace's
+# own bit): no run wrote one, so none made the write-through mark, and
+# udev's rule ran no sync for the 128 controllers' adds and connected
+# changes (the sidecar took them)
 c1=$(ls /sys/class/nvme | head -n 1)
 check_eq "no write-through mark; the rule leaves a controller's change ($c1) to the sidecar" \
-	"$(test -e /run/nvme-vwc-sync/ctrl-write-through && echo made) $(udev_queues change "/sys/class/nvme/$c1" 'nvme-vwc-sync sync' && echo queued || echo none)" " none"
+	"$(test -e /run/nvme-vwc-sync/write-through && echo made) $(udev_queues change "/sys/class/nvme/$c1" 'nvme-vwc-sync sync' && echo queued || echo none)" " none"
 quiet_idle "after the connects"
 
 t1=$(now)

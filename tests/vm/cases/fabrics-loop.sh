@@ -186,11 +186,11 @@ check_eq "SMART events refused by the target: said once for $C, across its reset
 q_ns() { udev_queues add "/sys/block/$N2" "nvme-vwc-sync sync --quiet --keep-restored $N2" && echo queued || echo none; }
 check_eq "with the sidecar running, udev's rule leaves a namespace add to it" \
 	"$(test -e /run/nvme-vwc-sync/sidecar-active && echo marked) $(q_ns)" "marked none"
-# a controller's add and change too, but only while no namespace may be
-# in write through on its controllers' word: here the one in write
-# through is there by its own bit, so no run made the mark
+# a controller's add and change too, but only while this tool has
+# written no write through (no mark): here the one in write through is
+# there by its own bit, held by the kernel itself (7.2)
 q_ctrl() { udev_queues change "/sys/class/nvme/$C" "nvme-vwc-sync sync --quiet --keep-restored $C" && echo queued || echo none; }
-WTMARK=/run/nvme-vwc-sync/ctrl-write-through
+WTMARK=/run/nvme-vwc-sync/write-through
 check_eq "write through by the namespace's own bit alone: no write-through mark made" \
 	"$(test -e $WTMARK && echo made)" ""
 check_eq "with the sidecar running and no mark, udev's rule leaves a controller's change to it" "$(q_ctrl)" none

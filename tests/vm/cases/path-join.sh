@@ -122,7 +122,7 @@ info "path-join (sidecar): log: $(grep -E 'joining|reach|write back|write throug
 # stopped (SIGSTOP) and then ends (SIGTERM) before it read the events:
 # the controller's events are not left to the sidecar while a namespace
 # may be write through on a controller's word (the runs above made the
-# mark, /run/nvme-vwc-sync/ctrl-write-through, before their write
+# mark, /run/nvme-vwc-sync/write-through, before their write
 # through), and the sidecar's last pass reads what came before it goes:
 # every shared namespace write back.
 systemd-udevd --resolve-names=never >/dev/null 2>&1 &
@@ -135,7 +135,7 @@ echo "$pci" >/sys/bus/pci/drivers/nvme/unbind
 wait_for - 20 b_gone
 wait_for - 30 all_wt
 check_eq "path-join (stopping): write through on $a's word: the mark made" \
-	"$(test -f /run/nvme-vwc-sync/ctrl-write-through && echo made)" made
+	"$(test -f /run/nvme-vwc-sync/write-through && echo made)" made
 kill -STOP "$SC_PID"
 echo "$pci" >/sys/bus/pci/drivers/nvme/bind
 nb=''
