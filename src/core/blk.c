@@ -136,7 +136,7 @@ int vwc_blk_record(const char *name, enum vwc_mode *orig)
 	return record_load(name, orig, &set);
 }
 
-int vwc_blk_mark_wt(void)
+int vwc_blk_mark_wt(const char *why)
 {
 	char path[512];
 	struct stat st;
@@ -154,10 +154,14 @@ int vwc_blk_mark_wt(void)
 	fd = openat(dfd, VWC_WT_MARK,
 		    O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 		    0600);
-	if (fd < 0)
+	if (fd < 0) {
 		fd = -errno;
-	else
+	} else {
 		close(fd);
+		/* once a boot: udev's rule runs sync for controllers now */
+		vwc_notice("%s: made %s: udev's rule runs sync for every controller's event from now on",
+			   why, path);
+	}
 	close(dfd);
 	return fd < 0 ? fd : 0;
 }
@@ -295,14 +299,18 @@ static const char *node_at(const struct vwc_ns *ns, enum vwc_mode mode,
  * Write every node of @ns that differs. A node that fails is reported and
  * never a reason to stop: every other node is still written (a head left in
  * write through because a path node could not be written would drop the
- * flushes of a cache that is on). Return: 0, or the first failing node's
+ * flushes of a cache that is on). Write through is written only after
+ * vwc_blk_mark_wt(), made before the first node that needs it (none, no
+ * mark: the kernel's own write through stays unmarked); a mark that cannot
+ * be made fails every node. Return: 0, or the first failing node's
  * error, with that node's syspath in @bad (if not NULL); the nodes written
  * are counted in @written (if not NULL).
  */
 static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 		       const char **bad, int *written)
 {
-	int i, r, first = 0;
+	int i, r, first = 0, mark_r = 0;
+	bool marked = mode != VWC_MODE_WRITE_THROUGH;
 
 	for (i = 0; i <= ns->nr_paths; i++) {
 		const char *sp = node_at(ns, mode, i);
@@ -314,6 +322,17 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 			continue;	/* path node without a queue */
 		if (!r && cur == mode)
 			continue;
+		/* write through from this tool: the mark first, once */
+		if (!r && !marked) {
+			marked = true;
+			mark_r = vwc_blk_mark_wt(ns->name);
+			if (mark_r)
+				vwc_err("%s: cannot make %s/%s: %s; no write through written",
+					ns->name, vwc_rundir(), VWC_WT_MARK,
+					strerror(-mark_r));
+		}
+		if (!r && mark_r)
+			r = mark_r;
 		if (!r) {
 			r = blk_write(sp, mode);
 			if (written)
@@ -422,19 +441,6 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 		return 0;
 	}
 
-	/* write through from this tool: the mark first (vwc_blk_mark_wt()) */
-	if (d.mode == VWC_MODE_WRITE_THROUGH) {
-		r = vwc_blk_mark_wt();
-		if (r) {
-			ns->action = VWC_ACT_FAILED;
-			snprintf(ns->errmsg, sizeof(ns->errmsg),
-				 "cannot make %s/%s: %s; left in %s",
-				 vwc_rundir(), VWC_WT_MARK, strerror(-r),
-				 vwc_mode_str(ns->before));
-			vwc_err("%s: %s", ns->name, ns->errmsg);
-			return r;
-		}
-	}
 	r = write_nodes(ns, d.mode, &bad, &written);
 	ns->written = written;
 	if (r) {
@@ -635,7 +641,7 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 	if (dry_run)
 		return 1;
 	if (cur != orig) {
-		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_wt() : 0;
+		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_wt(name) : 0;
 		if (r) {
 			snprintf(msg, len, "left in %s: cannot make %s/%s: %s",
 				 vwc_mode_str(cur), vwc_rundir(), VWC_WT_MARK,

@@ -170,6 +170,7 @@ bool vwc_blk_any_hold(void);
 /**
  * vwc_blk_mark_wt() - say that a namespace may be in write through that a
  *		       controller's event can call back to write back
+ * @why:	what calls for it, for the log (a namespace's name)
  *
  * Makes <rundir>/write-through (VWC_WT_MARK), which nothing removes until
  * the next boot (/run is a tmpfs). While the sidecar runs, the udev rule
@@ -186,12 +187,13 @@ bool vwc_blk_any_hold(void);
  * through on their word (a controller whose event the rule left to the
  * sidecar is in sysfs by then), and by any run that finds a namespace in
  * write through that its own bit does not explain, whoever wrote it.
- * Opened under vwc_rundir_open()'s checks, never through a link.
+ * Opened under vwc_rundir_open()'s checks, never through a link; its
+ * making logged (a notice naming @why).
  *
  * Return: 0 (also if it exists), or a negative errno: the caller then
  * writes no write through.
  */
-int vwc_blk_mark_wt(void);
+int vwc_blk_mark_wt(const char *why);
 
 /**
  * vwc_rundir_open() - the run directory, made safe

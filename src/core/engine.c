@@ -444,7 +444,7 @@ static void mark_found(struct vwc_run *r)
 		if (!ns->wanted || ns->after != VWC_MODE_WRITE_THROUGH ||
 		    vwc_reason_ns_no_cache(ns->decision.reason))
 			continue;
-		ret = vwc_blk_mark_wt();
+		ret = vwc_blk_mark_wt(ns->name);
 		if (ret) {
 			vwc_err("%s: in write through on its controllers' word, and %s/%s cannot be made: %s",
 				ns->name, vwc_rundir(), VWC_WT_MARK,
@@ -514,7 +514,7 @@ int vwc_run_apply(struct vwc_run *r)
 		/* before the look below at who reaches them: a controller
 		 * whose event udev's rule left to the sidecar is in sysfs */
 		if (!ret) {
-			mark = vwc_blk_mark_wt();
+			mark = vwc_blk_mark_wt("write through under the writers' lock");
 			if (mark)
 				vwc_lock_release();
 		}

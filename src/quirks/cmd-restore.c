@@ -148,7 +148,7 @@ int cmd_restore(int argc, char **argv)
 		ret = vwc_lock_take(VWC_LOCK_TIMEOUT_MS);
 		/* the mark, then who reaches them (as vwc_run_apply()) */
 		if (!ret) {
-			mark = vwc_blk_mark_wt();
+			mark = vwc_blk_mark_wt("restore: write through under the writers' lock");
 			if (mark)
 				vwc_lock_release();
 			else

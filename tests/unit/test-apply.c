@@ -232,6 +232,34 @@ int main(void)
 	   "write through the kernel holds by the own bit alone: no mark (%d)",
 	   n);
 	free_run(&r);
+	/* a multipath head and its path node, both the kernel's: no mark;
+	 * a path node this tool writes: the mark */
+	{
+		char pp[VWC_PATH_LEN], *paths[] = { pp };
+
+		make_run(&r, idx);
+		r.topo.ns[0].no_vwc = VWC_TRI_YES;
+		r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+		put_wc("nvme0n1", "write through");
+		put_wc("nvme0c0n1", "write through");
+		snprintf(pp, sizeof(pp), "%s/sys/nvme0c0n1", root);
+		r.topo.ns[0].path_syspath = paths;
+		r.topo.ns[0].nr_paths = 1;
+		n = vwc_run_apply(&r);
+		ok(!mark_exists() && !n,
+		   "head and path node in the kernel's write through: no mark (%d)",
+		   n);
+		put_wc("nvme0c0n1", "write back");
+		n = vwc_run_apply(&r);
+		ok(!strcmp(get_wc("nvme0c0n1"), "write through") &&
+		   mark_exists(),
+		   "a path node this tool puts in write through: the mark made (%d)",
+		   n);
+		r.topo.ns[0].path_syspath = NULL;
+		r.topo.ns[0].nr_paths = 0;
+		free_run(&r);
+		unlink(mark_path());
+	}
 	make_run(&r, idx);
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
 	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;

@@ -118,7 +118,8 @@ check_eq "every namespace in its mode (odd write through by its own bit, even wr
 # changes (the sidecar took them)
 c1=$(ls /sys/class/nvme | head -n 1)
 check_eq "no write-through mark; the rule leaves a controller's change ($c1) to the sidecar" \
-	"$(test -e /run/nvme-vwc-sync/write-through && echo made) $(udev_queues change "/sys/class/nvme/$c1" 'nvme-vwc-sync sync' && echo queued || echo none)" " none"
+	"$(test -e /run/nvme-vwc-sync/write-through && echo made) $(udev_queues change "/sys/class/nvme/$c1" 'nvme-vwc-sync sync' && echo queued || echo none)" " none" ||
+	info "who made it: $(grep -h "made /run/nvme-vwc-sync/write-through" /tmp/watch.log | head -n 3 | tr '\n' '|')"
 quiet_idle "after the connects"
 
 t1=$(now)

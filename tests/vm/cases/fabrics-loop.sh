@@ -192,7 +192,8 @@ check_eq "with the sidecar running, udev's rule leaves a namespace add to it" \
 q_ctrl() { udev_queues change "/sys/class/nvme/$C" "nvme-vwc-sync sync --quiet --keep-restored $C" && echo queued || echo none; }
 WTMARK=/run/nvme-vwc-sync/write-through
 check_eq "write through by the namespace's own bit alone: no write-through mark made" \
-	"$(test -e $WTMARK && echo made)" ""
+	"$(test -e $WTMARK && echo made)" "" ||
+	info "who made it: $(grep -h "made $WTMARK" /tmp/*.err /tmp/*.log 2>/dev/null | head -n 3 | tr '\n' '|')"
 check_eq "with the sidecar running and no mark, udev's rule leaves a controller's change to it" "$(q_ctrl)" none
 touch $WTMARK
 check_eq "with the sidecar running and the mark there, a controller's change is the rule's (it can call for write back)" "$(q_ctrl)" queued
