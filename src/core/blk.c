@@ -302,14 +302,14 @@ static const char *node_at(const struct vwc_ns *ns, enum vwc_mode mode,
  * flushes of a cache that is on). Write through is written only after
  * vwc_blk_mark_wt(), made before the first node that needs it (none, no
  * mark: the kernel's own write through stays unmarked); a mark that cannot
- * be made fails every node. Return: 0, or the first failing node's
- * error, with that node's syspath in @bad (if not NULL); the nodes written
- * are counted in @written (if not NULL).
+ * be made ends it at once, nothing written, @bad set to NULL. Return: 0,
+ * or the first failing node's error, with that node's syspath in @bad (if
+ * not NULL); the nodes written are counted in @written (if not NULL).
  */
 static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 		       const char **bad, int *written)
 {
-	int i, r, first = 0, mark_r = 0;
+	int i, r, first = 0;
 	bool marked = mode != VWC_MODE_WRITE_THROUGH;
 
 	for (i = 0; i <= ns->nr_paths; i++) {
@@ -322,17 +322,17 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 			continue;	/* path node without a queue */
 		if (!r && cur == mode)
 			continue;
-		/* write through from this tool: the mark first, once */
+		/* write through from this tool: the mark first, once;
+		 * without it nothing is written (nothing was before) */
 		if (!r && !marked) {
 			marked = true;
-			mark_r = vwc_blk_mark_wt(ns->name);
-			if (mark_r)
-				vwc_err("%s: cannot make %s/%s: %s; no write through written",
-					ns->name, vwc_rundir(), VWC_WT_MARK,
-					strerror(-mark_r));
+			r = vwc_blk_mark_wt(ns->name);
+			if (r) {
+				if (bad)
+					*bad = NULL;
+				return r;
+			}
 		}
-		if (!r && mark_r)
-			r = mark_r;
 		if (!r) {
 			r = blk_write(sp, mode);
 			if (written)
@@ -443,6 +443,14 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 
 	r = write_nodes(ns, d.mode, &bad, &written);
 	ns->written = written;
+	if (r && !bad) {	/* vwc_blk_mark_wt(): nothing written */
+		ns->action = VWC_ACT_FAILED;
+		snprintf(ns->errmsg, sizeof(ns->errmsg),
+			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
+			 VWC_WT_MARK, strerror(-r), vwc_mode_str(ns->before));
+		vwc_err("%s: %s", ns->name, ns->errmsg);
+		return r;
+	}
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
 		if (bad == ns->syspath)

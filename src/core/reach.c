@@ -210,16 +210,20 @@ static bool is_other(const struct vwc_topo *t, const char *name)
 bool vwc_topo_new_peer(const struct vwc_topo *t, const struct vwc_ns *ns)
 {
 	char dir[VWC_PATH_LEN], nqn[sizeof(t->ctrls->subsysnqn)];
-	const struct vwc_ctrl *first;
+	const struct vwc_ctrl *first = NULL;
 	char ctrl_dir[VWC_PATH_LEN + VWC_NAME_LEN + 16];
 	bool found = false;
 	struct dirent *de;
 	DIR *d;
+	int i;
 
 	if (!ns->nr_ctrl)
 		return true;
-	first = &t->ctrls[ns->ctrl[0]];
-	if (!first->subsysnqn[0] || !strcmp(first->subsysnqn, DISCOVERY_NQN))
+	/* its subsystem: the first of its controllers that names one */
+	for (i = 0; i < ns->nr_ctrl && !first; i++)
+		if (t->ctrls[ns->ctrl[i]].subsysnqn[0])
+			first = &t->ctrls[ns->ctrl[i]];
+	if (!first || !strcmp(first->subsysnqn, DISCOVERY_NQN))
 		return false;	/* in no subsystem: nobody can join it */
 	snprintf(dir, sizeof(dir), "%s/class/nvme", t->sysfs[0] ? t->sysfs : "/sys");
 	d = opendir(dir);

@@ -188,11 +188,13 @@ int cmd_restore(int argc, char **argv)
 						&r.topo.ctrls[ns->ctrl[j]]);
 			failed += restore_ns(ns, false, allows_wt(&r, ns),
 					     o.quiet);
-			/* WCE once more, as the engine's recheck() does */
+			/* WCE once more, and who joined, as the engine's
+			 * recheck() does */
 			for (j = 0; j < ns->nr_ctrl; j++)
 				failed += !!vwc_probe_ctrl_wce(&r,
 						&r.topo.ctrls[ns->ctrl[j]]);
-			if (!allows_wt(&r, ns)) {
+			if (!allows_wt(&r, ns) ||
+			    vwc_topo_new_peer(&r.topo, ns)) {
 				vwc_warn("%s: cache state changed during the run; back to write back",
 					 ns->name);
 				if (vwc_blk_apply(ns, wb, false))

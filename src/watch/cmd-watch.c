@@ -348,7 +348,7 @@ static void work(struct vwc_sidecar *wr, struct unbound_watch *u,
  * speed, never safety. A controller's events, which can call for write
  * back, are left to it only while this tool has written no write through
  * (no <rundir>/write-through, blk.h vwc_blk_mark_wt()): then none can.
- * The mark is a symbolic link to
+ * The sidecar's mark is a symbolic link to
  * /proc/<our pid>/fdinfo/<a descriptor we hold open, at HANDOFF_FD_MIN or
  * above>: udev's TEST follows it, and it leads nowhere once this process
  * is gone, however it ended, before the service's ExecStopPost removes

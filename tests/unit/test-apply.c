@@ -274,6 +274,7 @@ int main(void)
 	make_run(&r, idx);
 	r.cfg = &cfg;
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
+	put_wc("nvme0n1", "write through");	/* the kernel's: nothing written */
 	r.topo.ctrls[2].probed = false;	/* facts unknown: the config decides */
 	put_wc("nvme2n1", "write through");
 	vwc_run_apply(&r);
@@ -298,6 +299,17 @@ int main(void)
 	   r.topo.ns[0].errmsg);
 	ok(!vwc_lock_held() && !r.lock_busy,
 	   "the lock released; not a lock to try again");
+	free_run(&r);
+	/* ... and a write through on the own bit, without the lock */
+	make_run(&r, idx);
+	r.topo.ns[0].no_vwc = VWC_TRI_YES;
+	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+	n = vwc_run_apply(&r);
+	ok(!strcmp(get_wc("nvme0n1"), "write back") && n == 1 &&
+	   r.topo.ns[0].action == VWC_ACT_FAILED &&
+	   strstr(r.topo.ns[0].errmsg, VWC_WT_MARK),
+	   "own bit, the mark cannot be made: left in write back, failed, naming it (%d): %s",
+	   n, r.topo.ns[0].errmsg);
 	free_run(&r);
 	rmdir(mark_path());
 
