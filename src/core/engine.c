@@ -427,8 +427,8 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 }
 
 /*
- * A namespace in write through that its own bit does not explain,
- * whoever wrote it (the kernel for a controller with no cache, an admin,
+ * A namespace in write through that its own bit does not explain and
+ * the kernel holds a write cache for, whoever wrote it (the kernel for a controller with no cache, an admin,
  * a run before /run was this one, an older version): the mark of
  * vwc_blk_mark_wt() made, so that udev's rule runs sync for its
  * controllers' events again. One that cannot be made fails the run.
@@ -443,6 +443,12 @@ static void mark_found(struct vwc_run *r)
 
 		if (!ns->wanted || ns->after != VWC_MODE_WRITE_THROUGH ||
 		    vwc_reason_ns_no_cache(ns->decision.reason))
+			continue;
+		/* the kernel holds no write cache for it (fua 0): a sync for
+		 * a controller's event leaves it to the kernel too (blk.c
+		 * kernel_held(); a namespace whose own bit could not be read
+		 * while the kernel holds it by that bit) */
+		if (vwc_blk_kernel_wc(ns->syspath) == 0)
 			continue;
 		ret = vwc_blk_mark_wt(ns->name);
 		if (ret) {

@@ -232,6 +232,30 @@ int main(void)
 	   "write through the kernel holds by the own bit alone: no mark (%d)",
 	   n);
 	free_run(&r);
+	/* write back wanted where the kernel holds no write cache (fua 0):
+	 * left to the kernel, as a sync for a controller's event would:
+	 * no mark */
+	{
+		char fp[256];
+		FILE *f;
+
+		make_run(&r, idx);
+		r.topo.ns[0].no_vwc = VWC_TRI_YES;
+		r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
+		put_wc("nvme0n1", "write through");
+		snprintf(fp, sizeof(fp), "%s/sys/nvme1n1/queue/fua", root);
+		f = fopen(fp, "w");
+		if (f) {
+			fputs("0\n", f);
+			fclose(f);
+		}
+		n = vwc_run_apply(&r);
+		ok(!strcmp(get_wc("nvme1n1"), "write through") && !mark_exists(),
+		   "write through the kernel holds with no write cache: left to it, no mark (%d)",
+		   n);
+		unlink(fp);
+		free_run(&r);
+	}
 	/* a multipath head and its path node, both the kernel's: no mark;
 	 * a path node this tool writes: the mark */
 	{
