@@ -428,7 +428,7 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 
 /*
  * A namespace in write through that its own bit does not explain and
- * the kernel holds a write cache for, whoever wrote it (the kernel for a controller with no cache, an admin,
+ * that the kernel holds a write cache for, whoever wrote it (an admin,
  * a run before /run was this one, an older version): the mark of
  * vwc_blk_mark_wt() made, so that udev's rule runs sync for its
  * controllers' events again. One that cannot be made fails the run.
