@@ -166,6 +166,13 @@ int vwc_blk_mark_wt(const char *why)
 	return fd < 0 ? fd : 0;
 }
 
+const char *vwc_blk_mark_strerror(int err, char *buf, size_t len)
+{
+	snprintf(buf, len, "cannot make %s/%s: %s", vwc_rundir(), VWC_WT_MARK,
+		 strerror(-err));
+	return buf;
+}
+
 int vwc_mkdir_p(const char *dir)
 {
 	char tmp[512], *p;
@@ -444,10 +451,12 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	r = write_nodes(ns, d.mode, &bad, &written);
 	ns->written = written;
 	if (r && !bad) {	/* vwc_blk_mark_wt(): nothing written */
+		char why[640];
+
 		ns->action = VWC_ACT_FAILED;
-		snprintf(ns->errmsg, sizeof(ns->errmsg),
-			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
-			 VWC_WT_MARK, strerror(-r), vwc_mode_str(ns->before));
+		snprintf(ns->errmsg, sizeof(ns->errmsg), "%s; left in %s",
+			 vwc_blk_mark_strerror(r, why, sizeof(why)),
+			 vwc_mode_str(ns->before));
 		vwc_err("%s: %s", ns->name, ns->errmsg);
 		return r;
 	}
@@ -651,9 +660,10 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 	if (cur != orig) {
 		r = orig == VWC_MODE_WRITE_THROUGH ? vwc_blk_mark_wt(name) : 0;
 		if (r) {
-			snprintf(msg, len, "left in %s: cannot make %s/%s: %s",
-				 vwc_mode_str(cur), vwc_rundir(), VWC_WT_MARK,
-				 strerror(-r));
+			char why[640];
+
+			snprintf(msg, len, "left in %s: %s", vwc_mode_str(cur),
+				 vwc_blk_mark_strerror(r, why, sizeof(why)));
 			return r;
 		}
 		r = blk_write(syspath, orig);

@@ -196,6 +196,16 @@ bool vwc_blk_any_hold(void);
 int vwc_blk_mark_wt(const char *why);
 
 /**
+ * vwc_blk_mark_strerror() - why vwc_blk_mark_wt() failed, in words
+ * @err:	its return (a negative errno)
+ * @buf:	where "cannot make <rundir>/write-through: <cause>" goes
+ * @len:	its size
+ *
+ * Return: @buf.
+ */
+const char *vwc_blk_mark_strerror(int err, char *buf, size_t len);
+
+/**
  * vwc_rundir_open() - the run directory, made safe
  *
  * Created 0700 (and its parents), a real directory (no symbolic link),

@@ -351,7 +351,7 @@ static struct vwc_decision decide_ns(struct vwc_run *r, struct vwc_ns *ns)
 static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
 		      bool mark)
 {
-	char why[160];
+	char why[640];
 
 	ns->decision = vwc_ns_decision(r, ns);
 	if (vwc_blk_read(ns->syspath, &ns->before))
@@ -364,9 +364,8 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
 	 */
 	if (mark) {
 		ns->action = VWC_ACT_FAILED;
-		snprintf(ns->errmsg, sizeof(ns->errmsg),
-			 "cannot make %s/%s: %s; left in %s", vwc_rundir(),
-			 VWC_WT_MARK, strerror(-err),
+		snprintf(ns->errmsg, sizeof(ns->errmsg), "%s; left in %s",
+			 vwc_blk_mark_strerror(err, why, sizeof(why)),
 			 vwc_mode_str(ns->before));
 		vwc_err("%s: %s", ns->name, ns->errmsg);
 		return 1;
@@ -436,6 +435,7 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 static void mark_found(struct vwc_run *r)
 {
 	const struct vwc_topo *t = &r->topo;
+	char why[640];
 	int i, ret;
 
 	for (i = 0; i < t->nr_ns; i++) {
@@ -452,9 +452,9 @@ static void mark_found(struct vwc_run *r)
 			continue;
 		ret = vwc_blk_mark_wt(ns->name);
 		if (ret) {
-			vwc_err("%s: in write through on its controllers' word, and %s/%s cannot be made: %s",
-				ns->name, vwc_rundir(), VWC_WT_MARK,
-				strerror(-ret));
+			vwc_err("%s: in write through on its controllers' word: %s",
+				ns->name,
+				vwc_blk_mark_strerror(ret, why, sizeof(why)));
 			r->nr_failed++;
 		}
 		return;

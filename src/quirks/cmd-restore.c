@@ -94,7 +94,7 @@ int cmd_restore(int argc, char **argv)
 				   VWC_REASON_WCE_ENABLED };
 	bool *later;
 	int i, j, ret, mark = 0, failed = 0, nr_later = 0;
-	char why[160];
+	char why[640];
 
 	if (vwc_opts_parse(argc, argv, &o, "restore"))
 		return VWC_EXIT_USAGE;
@@ -168,9 +168,9 @@ int cmd_restore(int argc, char **argv)
 				continue;
 			}
 			if (mark) {
-				vwc_err("%s: cannot make %s/%s: %s; nothing changed",
-					ns->name, vwc_rundir(), VWC_WT_MARK,
-					strerror(-mark));
+				vwc_err("%s: %s; nothing changed", ns->name,
+					vwc_blk_mark_strerror(mark, why,
+							      sizeof(why)));
 				failed++;
 				continue;
 			}
