@@ -6,6 +6,7 @@
 # by scripts/chroot.sh (cached), then lintian from the same suite.
 #
 #   build-debs.sh [--version V] [--head] [--no-plugin] [--stage-only] SUITE [OUTDIR]
+#   build-debs.sh --version V --repack DIR SUITE OUTDIR
 #
 # SUITE: bookworm or trixie (sid works too). OUTDIR defaults to
 # build-debs/SUITE in the repository (git-ignored); it receives the .deb
@@ -34,6 +35,17 @@
 # as nvme-cli/ beside debian/ in the build tree, where debian/rules checks
 # it against the installed nvme-cli and makes nvme-cli-vwc depend on
 # exactly that version.
+#
+# --repack DIR: no build. The packages in DIR (this script's output for
+# the same tree) as version V, for the upgrade checks that need a higher
+# version of the same build (tests/system, tests/pkg/piuparts.sh): each
+# .deb unpacked, its control's Version and its exact dependencies on
+# nvme-vwc-sync and nvme-cli-vwc made V, V's entry put on top of its
+# changelog (md5sums mended), packed again with dpkg-deb. The
+# files are the same; the binaries still print DIR's version in
+# --version. DIR's lintian.txt is copied (the files it judged). A build
+# of the same tree as V costs a dpkg-buildpackage (two compilations, one
+# of them nvme-cli's) and tells these checks nothing more.
 # Last line on stdout: the output directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,10 +55,11 @@ CACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 log() { echo "build-debs: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-version='' head='' plugin=1 stage_only=''
+version='' head='' plugin=1 stage_only='' repack=''
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--version) version=${2:?--version needs a value}; shift 2 ;;
+	--repack) repack=${2:?--repack needs a directory}; shift 2 ;;
 	--head) head=1; shift ;;
 	--no-plugin) plugin=''; shift ;;
 	--stage-only) stage_only=1; shift ;;
@@ -55,6 +68,49 @@ while [ "$#" -gt 0 ]; do
 done
 suite=${1:?usage: build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]}
 out=${2:-$REPO/build-debs/$suite}
+
+# repack_deb DEB OLD: DEB (version OLD) as version $version in $out
+repack_deb() {
+	local deb=$1 old=$2 t name arch cl f
+	t=$(mktemp -d "$out/repack.XXXXXX")
+	dpkg-deb -R "$deb" "$t/r"
+	sed -i -e "s/^Version: .*/Version: $version/" \
+		-e "/^\(Pre-\)\{0,1\}Depends:\|^Recommends:\|^Breaks:\|^Replaces:/s/\(nvme-vwc-sync\|nvme-cli-vwc\) (= $old)/\1 (= $version)/g" \
+		"$t/r/DEBIAN/control"
+	name=$(dpkg-deb -f "$deb" Package) arch=$(dpkg-deb -f "$deb" Architecture)
+	# (a native package's is changelog.gz)
+	for cl in usr/share/doc/"$name"/changelog.Debian.gz usr/share/doc/"$name"/changelog.gz ''; do
+		[ -z "$cl" ] || { [ -f "$t/r/$cl" ] && [ ! -L "$t/r/$cl" ]; } && break
+	done
+	if [ -n "$cl" ]; then
+		{
+			printf 'nvme-vwc-sync (%s) unstable; urgency=medium\n\n' "$version"
+			printf '  * Test build %s: the packages of %s, repacked.\n\n' "$version" "$old"
+			printf ' -- %s  %s\n\n' "$(dpkg-deb -f "$deb" Maintainer)" "$(date -R)"
+			gzip -dc "$t/r/$cl"
+		} | gzip -9n >"$t/cl.gz"
+		cat "$t/cl.gz" >"$t/r/$cl"
+		f=$(md5sum "$t/r/$cl" | cut -d' ' -f1)
+		sed -i "s|^[0-9a-f]*  $cl\$|$f  $cl|" "$t/r/DEBIAN/md5sums"
+	fi
+	dpkg-deb --build "$t/r" "$out/${name}_${version}_$arch.deb" >/dev/null
+	rm -rf "$t"
+}
+if [ -n "$repack" ]; then
+	[ -n "$version" ] || die "--repack needs --version"
+	[ -n "${2:-}" ] || die "--repack needs OUTDIR"
+	ls "$repack"/*.deb >/dev/null 2>&1 || die "--repack $repack: no .deb there"
+	t0=$SECONDS
+	rm -rf "$out"
+	mkdir -p "$out"
+	for deb in "$repack"/*.deb; do
+		repack_deb "$deb" "$(dpkg-deb -f "$deb" Version)" || die "$suite: repacking $deb failed"
+	done
+	cp "$repack/lintian.txt" "$out/lintian.txt" 2>/dev/null || : >"$out/lintian.txt"
+	log "$suite: $(cd "$out" && echo ./*.deb): $repack's packages as $version in $((SECONDS - t0)) s"
+	echo "$out"
+	exit 0
+fi
 
 # What debian/control's Build-Depends resolve to in each suite (checked in
 # the chroot by dpkg-checkbuilddeps), plus lintian.

@@ -78,7 +78,7 @@ debs() {
 	bash scripts/build-debs.sh ${VWC_DEBS_OPTS:-} "$suite" "$v1" >"$OUT/$suite-build.log" 2>&1 || return 1
 	[ -z "${2:-}" ] || return 0
 	# shellcheck disable=SC2086 # word splitting intended
-	bash scripts/build-debs.sh ${VWC_DEBS_OPTS:-} --version "$NEXT" "$suite" "$v2" \
+	bash scripts/build-debs.sh ${VWC_DEBS_OPTS:-} --version "$NEXT" --repack "$v1" "$suite" "$v2" \
 		>>"$OUT/$suite-build.log" 2>&1
 }
 

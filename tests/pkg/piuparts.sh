@@ -12,10 +12,11 @@
 #		changed outside the packages' files;
 #	upgrade: the previous build (0.1.0) installed from a local apt
 #		repository (--extra-repo), upgraded to the next, purged.
-# The packages are the system suite's (tests/system/run.sh builds both
-# versions into $VWC_SYSTEM_OUT/debs-SUITE and debs-SUITE-up, default
-# build/system): reused when there, else built here with
-# scripts/build-debs.sh (VWC_DEBS_OPTS: e.g. --no-plugin).
+# The packages are the system suite's (tests/system/run.sh builds the
+# first version into $VWC_SYSTEM_OUT/debs-SUITE and repacks it as the
+# next in debs-SUITE-up, default build/system): reused when there, else
+# made here the same way with scripts/build-debs.sh (VWC_DEBS_OPTS: e.g.
+# --no-plugin).
 # The base tarball is made once per suite with mmdebstrap (minbase) from
 # the system's Debian sources, as scripts/chroot.sh derives them, and
 # cached in $VWC_CACHE_DIR/piuparts. The suites run side by side.
