@@ -24,8 +24,9 @@ PKGS=(
 	# klibc's shell and tools: the init-premount script run as an
 	# initramfs without busybox runs it (tests/unit/test-premount.sh)
 	klibc-utils
-	# tools used by tests, the guest image and the demo
-	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd file
+	# tools used by tests, the guest image and the demo (zstd, xz, lz4 and
+	# readelf: the guest kernels uncompressed for QEMU, tests/lib/qemu.sh)
+	nvme-cli fio udev kmod jq cpio gzip xz-utils zstd lz4 binutils file
 	# LVM in the guest (quirks refuses to rebind a physical volume)
 	lvm2
 	# GPT partition tables in the guest (sfdisk: T700 cases on partitioned

@@ -35,17 +35,18 @@
 # disk. trixie-nvmeroot-dracut: the same with dracut in place of
 # initramfs-tools (mkimage.sh flavour dracut): the package's dracut module.
 #
-# For each suite: scripts/build-debs.sh builds the package (and the same
-# tree as the next version, 0.1.0+up1, for the upgrade check) in a clean
-# chroot; tests/system/mkimage.sh gives the cached system image; a copy-on-
-# write overlay of it boots with a second disk (label VWCTEST) holding
-# tests/system/guest/test.sh and the .deb files. The guest script installs
-# the package, reboots once, and checks boot, service, hot-add, SMART,
-# restart, kill, upgrade (with a PCI dynamic ID live), Debian's next
-# nvme-cli update (guest/cases/55-aptup.sh; tests/system/nvme-cli-up.sh puts a
-# higher nvme-cli in a local apt repository on the disk), remove and
-# purge (see the script). The host sends
-# the guest's "VWC-HOST:" lines to the QEMU monitor.
+# For each suite: scripts/build-debs.sh builds the package in a clean
+# chroot (and repacks it as the next version, 0.1.0+up1, for the upgrade
+# check: --repack); tests/system/mkimage.sh gives the cached system
+# image; a copy-on-write overlay of it boots with a second disk (label
+# VWCTEST) holding tests/system/guest/test.sh and the .deb files. The
+# guest script installs the package, reboots once, and checks boot,
+# service, hot-add, SMART, restart, kill, upgrade (with a PCI dynamic ID
+# live), Debian's next nvme-cli update (guest/cases/55-aptup.sh;
+# tests/system/nvme-cli-up.sh puts a higher nvme-cli in a local apt
+# repository on the disk), remove and purge (see the script). The host
+# sends the guest's "VWC-HOST:" lines to the QEMU monitor. QEMU loads
+# the image's kernel uncompressed (tests/lib/qemu.sh vq_pvh).
 #
 # Environment: VWC_SYSTEM_OUT (logs; default build/system in the
 # repository), VWC_DEBS_FROM=head (build the packages from the last commit,
@@ -167,7 +168,7 @@ run_suite() {
 	# The next version, for the upgrade check of the plain suite only;
 	# cases/50-plugin.sh then checks the nvme-cli-vwc of that version.
 	if [ -z "$variant" ] &&
-		! build_debs "$suite" "$debs2" "$work/build-debs-up.log" --version 0.1.0+up1; then
+		! build_debs "$suite" "$debs2" "$work/build-debs-up.log" --version 0.1.0+up1 --repack "$debs"; then
 		log "$suite: the next version did not build; the upgrade check is skipped"
 		rm -rf "$debs2"
 	fi
@@ -241,7 +242,7 @@ run_suite() {
 	: >"$log.monitor"
 	local qemu=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$VQ_CPU"
 		-m 1024 -smp 1 -nographic -nic none -no-reboot
-		-kernel "$dir/vmlinuz"
+		-kernel "$(vq_pvh "$dir/vmlinuz")"
 		-append "$(cat "$dir/cmdline") console=ttyS0 quiet panic=-1 no_timer_check systemd.show_status=error"
 		"${rootdisk[@]}"
 		-drive "file=$img,if=virtio,format=raw"
@@ -348,7 +349,7 @@ if [ "$prepare" = 1 ]; then
 	for r in "${!rel[@]}"; do
 		t0=$(now)
 		build_debs "$r" "$OUT/debs-$r" "$OUT/prepare-$r.log" || log "prepare: $r packages did not build ($OUT/prepare-$r.log)"
-		[ -z "${plain[$r]:-}" ] || build_debs "$r" "$OUT/debs-$r-up" "$OUT/prepare-$r-up.log" --version 0.1.0+up1 ||
+		[ -z "${plain[$r]:-}" ] || build_debs "$r" "$OUT/debs-$r-up" "$OUT/prepare-$r-up.log" --version 0.1.0+up1 --repack "$OUT/debs-$r" ||
 			log "prepare: $r next version did not build"
 		log "prepare: $r packages in $(elapsed "$t0") s"
 	done

@@ -78,4 +78,40 @@ vq_boot "$T/vq.log" "$T/vq.sock" "$T" 'never' 5 5 '' -- bash -c 'sleep 0.3' x >/
 t "vq_boot keeps VQ_CPU, the -cpu model ($cpu0, got $VQ_CPU)" [ "$VQ_CPU" = "$cpu0" ]
 t "vq_boot says QEMU's CPU seconds apart (VQ_CPU_S $VQ_CPU_S)" \
 	bash -c '[[ $1 =~ ^[0-9]+\.[0-9]$ ]]' _ "$VQ_CPU_S"
+# vq_pvh: a bzImage's payload uncompressed when it is whole and an ELF
+# with the PVH entry note; the bzImage itself otherwise. A small ELF with
+# that note (type 18, "Xen") in a made-up bzImage: 2 setup sectors,
+# the payload at 100 bytes into the protected-mode part, its size after.
+if command -v zstd >/dev/null && command -v gcc >/dev/null; then
+	printf '.section .note.Xen,"a"\n.balign 4\n.long 4, 4, 18\n.asciz "Xen"\n.long 0x1000000\n' >"$T/n.s"
+	gcc -c -o "$T/elf" "$T/n.s"
+	# bzimage PAYLOAD-FILE SIZE-DELTA OUT: a bzImage around the payload,
+	# its uncompressed size (the last 4 bytes) off by SIZE-DELTA
+	bzimage() {
+		local sz
+		sz=$(($(stat -c %s "$1") + 4))
+		head -c $((3 * 512 + 100)) /dev/zero >"$3"
+		printf '\x02' | dd of="$3" bs=1 seek=497 conv=notrunc status=none
+		python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<II", 100, int(sys.argv[1])))' \
+			"$sz" | dd of="$3" bs=1 seek=584 conv=notrunc status=none
+		cat "$1" >>"$3"
+		python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<I", int(sys.argv[1])))' \
+			$(($(stat -c %s "$T/elf") + $2)) >>"$3"
+	}
+	zstd -q -c "$T/elf" >"$T/p.zst"
+	bzimage "$T/p.zst" 0 "$T/bz"
+	t "vq_pvh: a zstd payload with the PVH note gives its ELF" [ "$(vq_pvh "$T/bz")" = "$T/bz.pvh" ]
+	t "vq_pvh: the ELF as it was compressed" cmp -s "$T/bz.pvh" "$T/elf"
+	t "vq_pvh: made once (a second call finds it)" [ "$(vq_pvh "$T/bz")" = "$T/bz.pvh" ]
+	# an ELF of another size than the payload says (a stream cut short)
+	bzimage "$T/p.zst" 1 "$T/bz2"
+	t "vq_pvh: a size unlike the payload's gives the bzImage" [ "$(vq_pvh "$T/bz2")" = "$T/bz2" ]
+	t "vq_pvh: and leaves no file behind" bash -c '! ls "$1".pvh* 2>/dev/null' _ "$T/bz2"
+	# an ELF without the note
+	gcc -c -x assembler -o "$T/elf" - </dev/null
+	zstd -q -c "$T/elf" >"$T/p.zst"
+	bzimage "$T/p.zst" 0 "$T/bz3"
+	t "vq_pvh: an ELF without the PVH note gives the bzImage" [ "$(vq_pvh "$T/bz3")" = "$T/bz3" ]
+	t "vq_pvh: not a bzImage gives the file itself" [ "$(vq_pvh "$T/n.s")" = "$T/n.s" ]
+fi
 tap_done

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Fetch the guest kernels into a cache outside the repository:
-#   $VWC_CACHE_DIR/kernels/<tag>/vmlinuz       (+ version)
+#   $VWC_CACHE_DIR/kernels/<tag>/vmlinuz       (+ version; vmlinuz.pvh: the
+#   same kernel uncompressed, which the guests boot, see vq_pvh)
 #   $VWC_CACHE_DIR/kernels/<tag>/modules.cpio.gz (+ modules.list): modules the
 #   guest loads at boot: NVMe (where it is a module), dm-mod (LVM cases), ext4,
 #   loop and nvmet (T700 in-use cases: a loop device, an nvmet export)
@@ -37,6 +38,8 @@
 # Usage: kernels.sh [TAG...]
 #   (default: 6.1 6.12 7.2 7.2-generic 6.1-generic; 6.12-generic by name)
 set -euo pipefail
+# shellcheck source=../lib/qemu.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/qemu.sh"
 
 CACHE=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}
 SYS_SOURCES=/etc/apt/sources.list.d/debian.sources
@@ -297,3 +300,10 @@ for tag in "${patched[@]}"; do
 	pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid" || die "a -patched tag failed"; done
+# Each tag's uncompressed image, which run-vm.sh boots (vq_pvh), made
+# here once rather than by the first guests side by side.
+for tag in "$@"; do
+	k=$(vq_pvh "$CACHE/kernels/$tag/vmlinuz")
+	[ "$k" != "$CACHE/kernels/$tag/vmlinuz" ] ||
+		log "$tag: no uncompressed image with a PVH entry; guests boot the bzImage"
+done

@@ -290,7 +290,7 @@ done
 
 sock="$work/monitor.sock"
 qemu_cmd=(qemu-system-x86_64 -accel "$VQ_ACCEL" -machine q35 -cpu "$CPU" -m "${mem:-1024}" -smp 2
-	-nographic -no-reboot -nic none -kernel "$kdir/vmlinuz" -initrd "$initrd"
+	-nographic -no-reboot -nic none -kernel "$(vq_pvh "$kdir/vmlinuz")" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 no_timer_check quiet vwc.test=$name${append}"
 	"${args[@]}")
 
