@@ -78,6 +78,13 @@ done
 # alone[i]: 1 for a case with a "# timing:" line (its checks hold the
 # product to deadlines a guest short of CPU misses: the soak's samplers
 # read write_cache every millisecond) or a peer guest (two QEMUs).
+# The alone runs come first (longest first among them): one that waits
+# in line behind running guests lets no other start until fewer than
+# `jobs` run (pick, below), and in the middle of the suite that drain
+# left cores idle: in a warm run of f2dea01 the two soaks, sixth and
+# seventh in line, kept 2 to 3 guests running (1.2 to 1.9 cores' worth
+# of QEMU) from 150 s to 490 s. First, they start on empty slots: the
+# soaks side by side use both cores, the peer cases two QEMUs each.
 TIMES=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/vm-times
 alone=()
 if [ "${#runs[@]}" -gt 0 ]; then
@@ -91,8 +98,8 @@ if [ "${#runs[@]}" -gt 0 ]; then
 		fi
 		a=0
 		! grep -qE '^[[:space:]]*# (timing:|vm:[[:space:]]*peer([[:space:]]|$))' "${r#* }" || a=1
-		printf '%s\t%s\t%s\n' "$t" "$a" "$r"
-	done | sort -t "$(printf '\t')" -k1,1rn -s | cut -f2-)
+		printf '%s\t%s\t%s\t%s\n' "$a" "$t" "$a" "$r"
+	done | sort -t "$(printf '\t')" -k1,1rn -k2,2rn -s | cut -f3-)
 	for i in "${!runs[@]}"; do
 		alone[i]=${runs[i]%%$'\t'*}
 		runs[i]=${runs[i]#*$'\t'}
