@@ -69,45 +69,60 @@ done
 suite=${1:?usage: build-debs.sh [--version V] [--head] [--no-plugin] SUITE [OUTDIR]}
 out=${2:-$REPO/build-debs/$suite}
 
-# repack_deb DEB OLD: DEB (version OLD) as version $version in $out
+# repack_deb DEB OLD: DEB (version OLD) as version $version in $out;
+# fails, leaving nothing in $out for DEB, at the first step that fails
 repack_deb() {
-	local deb=$1 old=$2 t name arch cl f
-	t=$(mktemp -d "$out/repack.XXXXXX")
-	dpkg-deb -R "$deb" "$t/r"
-	sed -i -e "s/^Version: .*/Version: $version/" \
-		-e "/^\(Pre-\)\{0,1\}Depends:\|^Recommends:\|^Breaks:\|^Replaces:/s/\(nvme-vwc-sync\|nvme-cli-vwc\) (= $old)/\1 (= $version)/g" \
-		"$t/r/DEBIAN/control"
-	name=$(dpkg-deb -f "$deb" Package) arch=$(dpkg-deb -f "$deb" Architecture)
+	local deb=$1 old=$2 t name arch cl f real
+	name=$(dpkg-deb -f "$deb" Package) && arch=$(dpkg-deb -f "$deb" Architecture) || return 1
+	t=$(mktemp -d "$out/repack.XXXXXX") || return 1
+	dpkg-deb -R "$deb" "$t/r" &&
+		sed -i -e "s/^Version: .*/Version: $version/" \
+			-e "/^\(Pre-\)\{0,1\}Depends:\|^Recommends:\|^Breaks:\|^Replaces:/s/\(nvme-vwc-sync\|nvme-cli-vwc\) (= $old)/\1 (= $version)/g" \
+			"$t/r/DEBIAN/control" || { rm -rf "$t"; return 1; }
 	# (a native package's is changelog.gz)
 	for cl in usr/share/doc/"$name"/changelog.Debian.gz usr/share/doc/"$name"/changelog.gz ''; do
 		[ -z "$cl" ] || { [ -f "$t/r/$cl" ] && [ ! -L "$t/r/$cl" ]; } && break
 	done
 	if [ -n "$cl" ]; then
+		# only a file inside the unpacked tree (no directory on the
+		# way is a link out of it)
+		real=$(realpath -e "$t/r/$cl") && [ "${real#"$(realpath "$t/r")"/}" != "$real" ] || {
+			log "$deb: $cl is not inside the package"
+			rm -rf "$t"
+			return 1
+		}
 		{
 			printf 'nvme-vwc-sync (%s) unstable; urgency=medium\n\n' "$version"
 			printf '  * Test build %s: the packages of %s, repacked.\n\n' "$version" "$old"
 			printf ' -- %s  %s\n\n' "$(dpkg-deb -f "$deb" Maintainer)" "$(date -R)"
-			gzip -dc "$t/r/$cl"
-		} | gzip -9n >"$t/cl.gz"
-		cat "$t/cl.gz" >"$t/r/$cl"
-		f=$(md5sum "$t/r/$cl" | cut -d' ' -f1)
-		sed -i "s|^[0-9a-f]*  $cl\$|$f  $cl|" "$t/r/DEBIAN/md5sums"
+			gzip -dc "$real"
+		} | gzip -9n >"$t/cl.gz" &&
+			cat "$t/cl.gz" >"$real" &&
+			f=$(md5sum "$real" | cut -d' ' -f1) &&
+			sed -i "s|^[0-9a-f]*  $cl\$|$f  $cl|" "$t/r/DEBIAN/md5sums" || { rm -rf "$t"; return 1; }
 	fi
-	dpkg-deb --build "$t/r" "$out/${name}_${version}_$arch.deb" >/dev/null
+	dpkg-deb --root-owner-group --build "$t/r" "$out/${name}_${version}_$arch.deb" >/dev/null ||
+		{ rm -rf "$t"; rm -f "$out/${name}_${version}_$arch.deb"; return 1; }
 	rm -rf "$t"
 }
 if [ -n "$repack" ]; then
 	[ -n "$version" ] || die "--repack needs --version"
 	[ -n "${2:-}" ] || die "--repack needs OUTDIR"
-	ls "$repack"/*.deb >/dev/null 2>&1 || die "--repack $repack: no .deb there"
+	dpkg --validate-version "$version" 2>/dev/null || die "--version $version: not a Debian version"
+	[ -d "$repack" ] && ls "$repack"/*.deb >/dev/null 2>&1 || die "--repack $repack: no .deb there"
+	src_dir=$(realpath "$repack") out_dir=$(realpath -m "$out")
+	case $out_dir/ in "$src_dir"/*) die "--repack: OUTDIR $out is $repack or inside it" ;; esac
+	case $src_dir/ in "$out_dir"/*) die "--repack: $repack is inside OUTDIR $out" ;; esac
 	t0=$SECONDS
 	rm -rf "$out"
 	mkdir -p "$out"
+	n=0
 	for deb in "$repack"/*.deb; do
 		repack_deb "$deb" "$(dpkg-deb -f "$deb" Version)" || die "$suite: repacking $deb failed"
+		n=$((n + 1))
 	done
 	cp "$repack/lintian.txt" "$out/lintian.txt" 2>/dev/null || : >"$out/lintian.txt"
-	log "$suite: $(cd "$out" && echo ./*.deb): $repack's packages as $version in $((SECONDS - t0)) s"
+	log "$suite: $n package(s) of $repack as $version in $((SECONDS - t0)) s: $(cd "$out" && echo ./*.deb)"
 	echo "$out"
 	exit 0
 fi
