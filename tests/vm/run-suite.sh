@@ -77,7 +77,8 @@ done
 # only one left. The order changes nothing else: each guest boots alone.
 # alone[i]: 1 for a case with a "# timing:" line (its checks hold the
 # product to deadlines a guest short of CPU misses: the soak's samplers
-# read write_cache every millisecond) or a peer guest (two QEMUs).
+# read write_cache every millisecond), 2 for one with a peer guest (two
+# QEMUs; never beside a timing run, see pick), 0 for the others.
 # The alone runs come first (longest first among them): one that waits
 # in line behind running guests lets no other start until fewer than
 # `jobs` run (pick, below), and in the middle of the suite that drain
@@ -97,8 +98,9 @@ if [ "${#runs[@]}" -gt 0 ]; then
 			t=$((${t:-300} / 2))
 		fi
 		a=0
-		! grep -qE '^[[:space:]]*# (timing:|vm:[[:space:]]*peer([[:space:]]|$))' "${r#* }" || a=1
-		printf '%s\t%s\t%s\t%s\n' "$a" "$t" "$a" "$r"
+		! grep -qE '^[[:space:]]*# vm:[[:space:]]*peer([[:space:]]|$)' "${r#* }" || a=2
+		! grep -qE '^[[:space:]]*# timing:' "${r#* }" || a=1
+		printf '%s\t%s\t%s\t%s\n' "$((a > 0))" "$t" "$a" "$r"
 	done | sort -t "$(printf '\t')" -k1,1rn -k2,2rn -s | cut -f3-)
 	for i in "${!runs[@]}"; do
 		alone[i]=${runs[i]%%$'\t'*}
@@ -204,13 +206,27 @@ started=() # 1: run i started
 left=${#runs[@]}
 # pick: prints the index of the run to start now; fails when none may
 pick() {
-	local i pid lim=$((jobs + extra))
+	local i pid a lim=$((jobs + extra)) timing=0 peer=0
 	[ "$left" -gt 0 ] || return 1
 	for pid in "${!running[@]}"; do
-		[ "${alone[${running[$pid]}]}" = 0 ] || lim=$jobs
+		a=${alone[${running[$pid]}]}
+		[ "$a" = 0 ] || lim=$jobs
+		[ "$a" != 1 ] || timing=1
+		[ "$a" != 2 ] || peer=1
 	done
 	for i in "${!runs[@]}"; do
 		[ -z "${started[i]:-}" ] || continue
+		# a run counts as one slot, a peer run is two QEMUs: a timing
+		# run and a peer run never run side by side (a peer run that
+		# started as one soak ended kept the other soak's last seconds
+		# at three QEMUs on two cores). The first waiting one of them
+		# holds the line until the other kind is done, so that no run
+		# behind it takes the slot it waits for (the peer runs then
+		# start two at a time, as the soaks do).
+		if { [ "${alone[i]}" = 1 ] && [ "$peer" = 1 ]; } ||
+			{ [ "${alone[i]}" = 2 ] && [ "$timing" = 1 ]; }; then
+			return 1
+		fi
 		if [ "${#running[@]}" -lt "$jobs" ] ||
 			{ [ "${alone[i]}" = 0 ] && [ "${#running[@]}" -lt "$lim" ]; }; then
 			echo "$i"
