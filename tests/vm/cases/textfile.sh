@@ -32,29 +32,11 @@ echo "VWC-BEGIN prom textfile $(uname -r)"
 cat $tf
 echo "VWC-END prom"
 
-line1="${line0% *} 1"
-worst=0 sum=0 i=0 ok=0
-while [ $i -lt "$N" ]; do
-	wc-when "$ns" back 5000 >/tmp/w &
-	w1=$!
-	wc-when "$tf" "$line1" 5000 >/tmp/f &
-	w2=$!
-	sleep 0.05
-	nvme set-feature "/dev/$off" --feature-id=6 --value=1 >/dev/null 2>&1
-	wait "$w1"; wait "$w2"
-	d=$(awk -F= '/flip/ { t[FILENAME] = $2 } END { if (t["/tmp/w"] && t["/tmp/f"]) printf "%.0f", (t["/tmp/f"] - t["/tmp/w"]) * 1000; else print "x" }' /tmp/w /tmp/f)
-	if [ "$d" != x ]; then
-		ok=$((ok + 1)); sum=$((sum + d))
-		[ "$d" -gt "$worst" ] && worst=$d
-	fi
-	nvme set-feature "/dev/$off" --feature-id=6 --value=0 >/dev/null 2>&1
-	wait_for - 5 grep -qx "${line0% *} 0" $tf
-	i=$((i + 1))
-done
-info "textfile after the sidecar's write back: mean $((sum / (ok > 0 ? ok : 1))) ms, worst $worst ms over $ok of $N toggles"
-check_eq "every toggle reached the textfile" "$ok" "$N"
+tf_follow "$off" "$ns" "$tf" "$N"
+info "textfile after the sidecar's write back: mean $TF_MEAN ms, worst $TF_WORST ms over $TF_OK of $N toggles (each:$TF_ALL)"
+check_eq "every toggle reached the textfile" "$TF_OK" "$N"
 # The figure is the INFO line above (target: 100 ms under TCG); the test
 # only bounds it loosely, since a loaded host stretches every TCG timing.
-[ "$worst" -lt 1000 ] && pass "textfile follows the change within 1 s (worst $worst ms)" || fail "textfile follows the change within 1 s" "worst $worst ms"
+[ "$TF_WORST" -lt 1000 ] && pass "textfile follows the change within 1 s (worst $TF_WORST ms)" || fail "textfile follows the change within 1 s" "worst $TF_WORST ms"
 kill -TERM "$pid"; wait "$pid"
 finish

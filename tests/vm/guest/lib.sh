@@ -246,6 +246,37 @@ dsm_wce1_bytes() {
 		as_user "$1" io-pt -n "$2" -o 9 -N "$4" -a 6 -b 1 -r 7 -s 100000 "$3" 2>&1
 	fi
 }
+# tf_follow CTRL NS TF N: N raw toggles of CTRL's volatile write cache
+# (Set Features 06h to 1, then back to 0) with the sidecar running with
+# --textfile=TF and NS, on CTRL, in write through; each times how long
+# after NS's write_cache reads "write back" TF says so (wc-when, both on
+# CLOCK_MONOTONIC; the samplers under SCHED_FIFO, WCW_FIFO). Sets TF_OK (toggles timed), TF_MEAN and TF_WORST (ms)
+# and TF_ALL (each, in order).
+tf_follow() {
+	_l0=$(grep "^nvme_vwc_namespace_write_back{namespace=\"$2\"" "$3")
+	_l1="${_l0% *} 1"
+	TF_OK=0 TF_WORST=0 TF_ALL='' _sum=0 _i=0
+	while [ $_i -lt "$4" ]; do
+		WCW_FIFO=1 wc-when "$2" back 5000 >/tmp/tf-w &
+		_p1=$!
+		WCW_FIFO=1 wc-when "$3" "$_l1" 5000 >/tmp/tf-f &
+		_p2=$!
+		sleep 0.05
+		nvme set-feature "/dev/$1" --feature-id=6 --value=1 >/dev/null 2>&1
+		wait "$_p1"
+		wait "$_p2"
+		_d=$(awk -F= '/flip/ { t[FILENAME] = $2 } END { if (t["/tmp/tf-w"] && t["/tmp/tf-f"]) printf "%.0f", (t["/tmp/tf-f"] - t["/tmp/tf-w"]) * 1000; else print "x" }' /tmp/tf-w /tmp/tf-f)
+		if [ "$_d" != x ]; then
+			TF_OK=$((TF_OK + 1)) _sum=$((_sum + _d))
+			[ "$_d" -gt "$TF_WORST" ] && TF_WORST=$_d
+		fi
+		TF_ALL="$TF_ALL $_d"
+		nvme set-feature "/dev/$1" --feature-id=6 --value=0 >/dev/null 2>&1
+		wait_for - 5 grep -qx "${_l0% *} 0" "$3"
+		_i=$((_i + 1))
+	done
+	TF_MEAN=$((_sum / (TF_OK > 0 ? TF_OK : 1)))
+}
 # ns_nsid NS: the namespace ID of block device NS
 ns_nsid() { cat "/sys/block/$1/nsid" 2>/dev/null || cat "/sys/block/$1/device/nsid" 2>/dev/null || echo 1; }
 # bench_case CASE KIND: run VM case CASE (/vwc/cases/CASE.sh), its lines
