@@ -51,6 +51,7 @@
 #include "unbound.h"
 #include "watch-act.h"
 #include "watch-fast.h"
+#include "watch-textfile.h"
 
 #define PFD_SIG		0
 #define PFD_UDEV	1
@@ -228,6 +229,7 @@ static void watch_stop(struct vwc_sidecar *wr)
 {
 	vwc_model_free(&wr->model);
 	vwc_src_close(&wr->src);
+	vwc_watch_textfile_free(wr);
 	vwc_run_free(&wr->run);
 }
 

@@ -32,6 +32,7 @@
 #include "nvme-io.h"
 #include "report.h"
 #include "watch-act.h"
+#include "watch-textfile.h"
 
 #define LOCK_RETRY	1.0	/* s: after another writer held the lock */
 #define LOCK_RETRY_MAX	30.0	/* s: the longest wait after lock errors */
@@ -147,6 +148,7 @@ void vwc_watch_rescan(struct vwc_sidecar *wr)
 		return;
 	}
 	wr->scanned_sig = sig;
+	wr->tf_all = true;	/* the textfile's indexes are the old topology's */
 	wr->model.topo = &wr->run.topo;
 	vwc_model_sync(&wr->model, vwc_watch_now());
 	vwc_watch_publish_fast(wr);
@@ -250,7 +252,10 @@ void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c)
 		struct vwc_ns *ns = &t->ns[i];
 		struct vwc_wns *n;
 
-		if (!vwc_ns_has_ctrl(ns, ci) || ns->action == VWC_ACT_SKIPPED)
+		if (!vwc_ns_has_ctrl(ns, ci))
+			continue;
+		vwc_watch_textfile_stale(wr, i);
+		if (ns->action == VWC_ACT_SKIPPED)
 			continue;
 		changed |= ns->action == VWC_ACT_CHANGED;
 		n = vwc_model_find_ns(w, ns->name);
@@ -473,6 +478,8 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 		struct vwc_ns *tn = &t->ns[i];
 		struct vwc_wns *n;
 
+		if (tn->wanted)
+			vwc_watch_textfile_stale(wr, i);
 		if (!tn->wanted || tn->action == VWC_ACT_FAILED)
 			continue;
 		n = vwc_model_find_ns(&wr->model, tn->name);
@@ -580,6 +587,9 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr)
 	struct vwc_topo *t = &wr->run.topo;
 	int i;
 
+	/* the textfile's next write reads every mode again too: a write
+	 * of another writer shows there within a round */
+	wr->tf_all = true;
 	for (i = 0; i < t->nr_ns; i++) {
 		struct vwc_ns *tn = &t->ns[i];
 		struct vwc_wns *n;
@@ -590,82 +600,6 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr)
 		vwc_info("%s: is %s, expected %s: re-evaluating", tn->name,
 			 vwc_mode_str(cur), vwc_mode_str(n->expected));
 		vwc_model_note_ns(&wr->model, tn->name);
-	}
-}
-
-/*
- * The node_exporter textfile: what "audit -o prometheus" prints, from the
- * facts the sidecar holds and write_cache as it reads now, plus the time
- * of writing. Written to a temporary file in the same directory, then
- * renamed over the old one: a scrape sees the old file or the new one.
- * The marks of restore are looked up only when there are any
- * (vwc_blk_any_hold()): at fabrics scale, one system call a namespace
- * less on every write.
- */
-void vwc_watch_write_textfile(struct vwc_sidecar *wr)
-{
-	struct vwc_topo *t = &wr->run.topo;
-	char tmp[VWC_PATH_LEN + 16];
-	struct timespec now;
-	bool holds;
-	FILE *f;
-	int i, fd, err;
-
-	if (!wr->textfile)
-		return;
-	holds = vwc_blk_any_hold();
-	for (i = 0; i < t->nr_ns; i++) {
-		struct vwc_ns *ns = &t->ns[i];
-		int j;
-
-		/* only what the sidecar has facts for */
-		ns->wanted = ns->nr_ctrl > 0;
-		for (j = 0; j < ns->nr_ctrl; j++)
-			ns->wanted &= t->ctrls[ns->ctrl[j]].probed;
-		if (!ns->wanted)
-			continue;
-		ns->decision = vwc_ns_decision(&wr->run, ns);
-		if (holds && vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
-			ns->decision = vwc_policy_restored(ns->decision);
-		ns->action = vwc_blk_read(ns->syspath, &ns->after) ?
-			     VWC_ACT_FAILED : VWC_ACT_UNCHANGED;
-		ns->before = ns->after;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", wr->textfile);
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		vwc_err("cannot write %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	fchmod(fd, 0644);
-	vwc_report_print(&wr->run, VWC_FMT_PROMETHEUS, f);
-	clock_gettime(CLOCK_REALTIME, &now);
-	fprintf(f, "# HELP nvme_vwc_sync_textfile_timestamp_seconds When the sidecar wrote this file (at start, on every change it makes or sees, and every safety-net round).\n"
-		"# TYPE nvme_vwc_sync_textfile_timestamp_seconds gauge\n"
-		"nvme_vwc_sync_textfile_timestamp_seconds %.3f\n",
-		(double)now.tv_sec + (double)now.tv_nsec / 1e9);
-	/*
-	 * No fsync: it would send a Flush to the disk under the file at
-	 * every change (hundreds in a fabrics reconnect storm) and wait for
-	 * it. After a crash the file may be the old one or empty until the
-	 * sidecar's first write at start, which a scrape tells by the
-	 * timestamp below.
-	 */
-	/* a full or read-only file system shows at the flush; a delayed
-	 * write error at close on some file systems (NFS), not on local ones */
-	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
-	if (fclose(f) || err) {
-		vwc_err("cannot write %s: %s", tmp,
-			strerror(err ? err : errno));
-		unlink(tmp);
-		return;
-	}
-	if (rename(tmp, wr->textfile) < 0) {
-		vwc_err("cannot rename %s to %s: %s", tmp, wr->textfile,
-			strerror(errno));
-		unlink(tmp);
 	}
 }
 

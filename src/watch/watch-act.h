@@ -29,6 +29,14 @@
  *		last scan that succeeded
  * @lock_fails:	evaluations in a row that could not take the writers'
  *		lock for an error of its own (not another writer's hold)
+ * @tf_mode:	the textfile's write_cache of each namespace of @run's
+ *		topology (by index), as read at its last write
+ * @tf_stale:	a namespace's write_cache to read again at the next write
+ *		of the textfile: it was evaluated or written since
+ * @tf_nr:	entries of @tf_mode and @tf_stale; when it is not the
+ *		topology's count, every namespace is read again
+ * @tf_all:	every namespace's write_cache to read again at the next
+ *		write (a new topology, a safety-net round)
  */
 struct vwc_sidecar {
 	struct vwc_run run;
@@ -37,6 +45,10 @@ struct vwc_sidecar {
 	const char *textfile;
 	uint64_t scanned_sig;
 	int lock_fails;
+	enum vwc_mode *tf_mode;
+	bool *tf_stale;
+	int tf_nr;
+	bool tf_all;
 };
 
 /**
@@ -123,11 +135,6 @@ void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c);
  */
 void vwc_watch_check_modes(struct vwc_sidecar *wr);
 
-/**
- * vwc_watch_write_textfile() - write the node_exporter textfile, if any
- * @wr:	sidecar
- */
-void vwc_watch_write_textfile(struct vwc_sidecar *wr);
 
 /**
  * vwc_watch_publish_fast() - hand the fast path the current controllers

@@ -5,7 +5,7 @@
 #   - `promtool check rules` on the rules file;
 #   - every nvme_vwc_* metric the rules use is one the tool prints
 #     (`BIN audit -o prometheus`, which prints every family's HELP even
-#     with no NVMe device) or the sidecar's textfile gauge (src/watch/watch-act.c);
+#     with no NVMe device) or the sidecar's textfile gauge (src/watch/watch-textfile.c);
 #   - `promtool test rules` on the unit tests;
 #   - every alert of the rules file fires in at least one test case, and
 #     every alert has a case where it is expected not to fire;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * watch-textfile.c - the sidecar's node_exporter textfile
+ *
+ * What "audit -o prometheus" prints, written whole at every change the
+ * sidecar makes or sees and renamed over the last one, with the modes of
+ * the namespaces it did not touch carried from the last write.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blk.h"
+#include "log.h"
+#include "report.h"
+#include "watch-textfile.h"
+
+/* the stdio buffer of a write: 1,025 namespaces take 400 KB */
+#define TEXTFILE_BUF	(256 * 1024)
+
+/*
+ * The textfile's cache of write_cache: one entry a namespace of the
+ * topology, by index; on a topology of another size (or no memory for
+ * one) every namespace is read again.
+ */
+static bool textfile_cache(struct vwc_sidecar *wr, int nr)
+{
+	enum vwc_mode *m;
+	bool *st;
+
+	if (wr->tf_nr == nr && (nr == 0 || (wr->tf_mode && wr->tf_stale)))
+		return !wr->tf_all;
+	vwc_watch_textfile_free(wr);
+	if (nr == 0)
+		return false;
+	m = calloc(nr, sizeof(*m));
+	st = calloc(nr, sizeof(*st));
+	if (!m || !st) {
+		free(m);
+		free(st);
+		return false;
+	}
+	wr->tf_mode = m;
+	wr->tf_stale = st;
+	wr->tf_nr = nr;
+	return false;
+}
+
+void vwc_watch_textfile_free(struct vwc_sidecar *wr)
+{
+	free(wr->tf_mode);
+	free(wr->tf_stale);
+	wr->tf_mode = NULL;
+	wr->tf_stale = NULL;
+	wr->tf_nr = 0;
+}
+
+void vwc_watch_textfile_stale(struct vwc_sidecar *wr, int i)
+{
+	if (i < wr->tf_nr)
+		wr->tf_stale[i] = true;
+}
+
+/*
+ * What "audit -o prometheus" prints, from the facts the sidecar holds and
+ * write_cache as last read, plus the time of writing. write_cache is read
+ * again for the namespaces the sidecar evaluated or wrote since the last
+ * write, and for every namespace at start, after a new topology and at
+ * every safety-net round: at fabrics scale, a write for one change no
+ * longer reads a thousand files. A write of write_cache by another writer
+ * shows at the next safety-net round (it showed at the next write for
+ * any reason before). Written through one buffer to a temporary file in
+ * the same directory, then renamed over the old one: a scrape sees the
+ * old file or the new one. The marks of restore are looked up only when
+ * there are any (vwc_blk_any_hold()).
+ */
+void vwc_watch_write_textfile(struct vwc_sidecar *wr)
+{
+	struct vwc_topo *t = &wr->run.topo;
+	char tmp[VWC_PATH_LEN + 16];
+	struct timespec now;
+	bool holds, cached;
+	char *buf;
+	FILE *f;
+	int i, fd, err;
+
+	if (!wr->textfile)
+		return;
+	holds = vwc_blk_any_hold();
+	cached = textfile_cache(wr, t->nr_ns);
+	wr->tf_all = false;
+	for (i = 0; i < t->nr_ns; i++) {
+		struct vwc_ns *ns = &t->ns[i];
+		int j;
+
+		/* only what the sidecar has facts for */
+		ns->wanted = ns->nr_ctrl > 0;
+		for (j = 0; j < ns->nr_ctrl; j++)
+			ns->wanted &= t->ctrls[ns->ctrl[j]].probed;
+		if (!ns->wanted)
+			continue;
+		ns->decision = vwc_ns_decision(&wr->run, ns);
+		if (holds && vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
+			ns->decision = vwc_policy_restored(ns->decision);
+		if (cached && !wr->tf_stale[i])
+			ns->after = wr->tf_mode[i];
+		else if (vwc_blk_read(ns->syspath, &ns->after))
+			ns->after = VWC_MODE_NONE;
+		if (i < wr->tf_nr) {
+			wr->tf_mode[i] = ns->after;
+			wr->tf_stale[i] = false;
+		}
+		ns->action = ns->after == VWC_MODE_NONE ? VWC_ACT_FAILED :
+							  VWC_ACT_UNCHANGED;
+		ns->before = ns->after;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", wr->textfile);
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		vwc_err("cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fchmod(fd, 0644);
+	/* a few write(2)s for a file of half a megabyte, not one a 4 KiB */
+	buf = malloc(TEXTFILE_BUF);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, TEXTFILE_BUF);
+	vwc_report_print(&wr->run, VWC_FMT_PROMETHEUS, f);
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(f, "# HELP nvme_vwc_sync_textfile_timestamp_seconds When the sidecar wrote this file (at start, on every change it makes or sees, and every safety-net round).\n"
+		"# TYPE nvme_vwc_sync_textfile_timestamp_seconds gauge\n"
+		"nvme_vwc_sync_textfile_timestamp_seconds %.3f\n",
+		(double)now.tv_sec + (double)now.tv_nsec / 1e9);
+	/*
+	 * No fsync: it would send a Flush to the disk under the file at
+	 * every change (hundreds in a fabrics reconnect storm) and wait for
+	 * it. After a crash the file may be the old one or empty until the
+	 * sidecar's first write at start, which a scrape tells by the
+	 * timestamp below.
+	 */
+	/* a full or read-only file system shows at the flush; a delayed
+	 * write error at close on some file systems (NFS), not on local ones */
+	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
+	if (fclose(f) || err) {
+		free(buf);
+		vwc_err("cannot write %s: %s", tmp,
+			strerror(err ? err : errno));
+		unlink(tmp);
+		return;
+	}
+	free(buf);
+	if (rename(tmp, wr->textfile) < 0) {
+		vwc_err("cannot rename %s to %s: %s", tmp, wr->textfile,
+			strerror(errno));
+		unlink(tmp);
+	}
+}
