@@ -36,8 +36,12 @@
 #   fabrics-scale (the udev rule's cost over nvme-loop at 32 x 16
 #   namespaces: -k 7.2-generic-io; about 12 min under TCG), audit-scale
 #   (where audit -o json's time goes over 1,025 PCIe namespaces; 1 min)
-#   and audit-fabrics (the same over nvme-loop, 63 x 16 namespaces, two
-#   paths each: -k 7.2-generic-io; about 8 min).
+#   audit-fabrics (the same over nvme-loop, 63 x 16 namespaces, two
+#   paths each: -k 7.2-generic-io; about 8 min), fabrics-storm (the VM
+#   case fabrics-1024 with its reconnect storm over all 64 subsystems, 10
+#   rounds: -k 7.2-generic-io; about an hour) and textfile-scale (how soon
+#   the sidecar's textfile follows one namespace's change among 1,025,
+#   and among 1, in one boot).
 #   bench/README.md lists them with their results.
 # A guest's "# timeout: S" line is its hard timeout (default 3600 s); with
 # "# bench: per-kernel" its result is saved as NAME-KERNEL.txt.

@@ -20,11 +20,14 @@
 # gone and back, 3 rounds: 10 took 360 to 600 s of the guest, more than
 # the test command has) leaves every mode right and the sidecar idle.
 # The figures (times, CPU) are printed as info; bench/ compares them with
-# the rule opted out (bench/guest/bench-fabrics-scale.sh).
+# the rule opted out (bench/guest/bench-fabrics-scale.sh), and runs the
+# storm over every subsystem, 10 rounds (bench/guest/bench-fabrics-storm.sh:
+# VWC_STORM_SUBSYS and VWC_STORM_ROUNDS, at most 64 subsystems).
 . /vwc/guest/lib.sh
 plan 12
 
-S=64 K=16 STORM_S=8 STORM_N=3
+S=64 K=16 STORM_S=${VWC_STORM_SUBSYS:-8} STORM_N=${VWC_STORM_ROUNDS:-3}
+[ "$STORM_S" -le "$S" ] || STORM_S=$S
 setup_fail() { fail "fabrics-1024: setup" "$1"; finish; exit 1; }
 . /vwc/guest/nvmet-loop.sh
 nl_setup fabrics-1024 a 1 2
