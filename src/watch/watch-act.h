@@ -19,6 +19,22 @@
 #include "watch-model.h"
 
 /**
+ * struct vwc_tf_ns - a namespace's write_cache as the textfile last read it
+ * @ino:	the namespace's sysfs inode then (&vwc_ns.ino)
+ * @name:	its name then: with @ino, the entry counts only for the
+ *		namespace it was read for, whoever replaced the topology
+ * @mode:	write_cache as read, VWC_MODE_NONE unreadable
+ * @stale:	to read again at the next write: the sidecar evaluated or
+ *		wrote it since, or it was not read
+ */
+struct vwc_tf_ns {
+	uint64_t ino;
+	char name[VWC_NAME_LEN];
+	enum vwc_mode mode;
+	bool stale;
+};
+
+/**
  * struct vwc_sidecar - the sidecar: a run, its model and its sources
  * @run:	the topology, kept between events, and the configuration
  * @model:	what is known and pending
@@ -29,14 +45,12 @@
  *		last scan that succeeded
  * @lock_fails:	evaluations in a row that could not take the writers'
  *		lock for an error of its own (not another writer's hold)
- * @tf_mode:	the textfile's write_cache of each namespace of @run's
- *		topology (by index), as read at its last write
- * @tf_stale:	a namespace's write_cache to read again at the next write
- *		of the textfile: it was evaluated or written since
- * @tf_nr:	entries of @tf_mode and @tf_stale; when it is not the
- *		topology's count, every namespace is read again
+ * @tf_ns:	the textfile's write_cache of each namespace of @run's
+ *		topology (by index), as last read (watch-textfile.c)
+ * @tf_nr:	entries of @tf_ns; when it is not the topology's count,
+ *		every namespace is read again
  * @tf_all:	every namespace's write_cache to read again at the next
- *		write (a new topology, a safety-net round)
+ *		write of the textfile (a new topology, a safety-net round)
  */
 struct vwc_sidecar {
 	struct vwc_run run;
@@ -45,8 +59,7 @@ struct vwc_sidecar {
 	const char *textfile;
 	uint64_t scanned_sig;
 	int lock_fails;
-	enum vwc_mode *tf_mode;
-	bool *tf_stale;
+	struct vwc_tf_ns *tf_ns;
 	int tf_nr;
 	bool tf_all;
 };
@@ -134,7 +147,6 @@ void vwc_watch_write_back_now(struct vwc_model *w, struct vwc_wctrl *c);
  * A namespace that differs has its controllers read again.
  */
 void vwc_watch_check_modes(struct vwc_sidecar *wr);
-
 
 /**
  * vwc_watch_publish_fast() - hand the fast path the current controllers

@@ -25,58 +25,70 @@
 /*
  * The textfile's cache of write_cache: one entry a namespace of the
  * topology, by index; on a topology of another size (or no memory for
- * one) every namespace is read again.
+ * one) every namespace is read again. Return: the entries may be used.
  */
 static bool textfile_cache(struct vwc_sidecar *wr, int nr)
 {
-	enum vwc_mode *m;
-	bool *st;
-
-	if (wr->tf_nr == nr && (nr == 0 || (wr->tf_mode && wr->tf_stale)))
+	if (wr->tf_nr == nr && (nr == 0 || wr->tf_ns))
 		return !wr->tf_all;
 	vwc_watch_textfile_free(wr);
 	if (nr == 0)
 		return false;
-	m = calloc(nr, sizeof(*m));
-	st = calloc(nr, sizeof(*st));
-	if (!m || !st) {
-		free(m);
-		free(st);
-		return false;
-	}
-	wr->tf_mode = m;
-	wr->tf_stale = st;
-	wr->tf_nr = nr;
+	wr->tf_ns = calloc(nr, sizeof(*wr->tf_ns));
+	if (wr->tf_ns)
+		wr->tf_nr = nr;
 	return false;
 }
 
 void vwc_watch_textfile_free(struct vwc_sidecar *wr)
 {
-	free(wr->tf_mode);
-	free(wr->tf_stale);
-	wr->tf_mode = NULL;
-	wr->tf_stale = NULL;
+	free(wr->tf_ns);
+	wr->tf_ns = NULL;
 	wr->tf_nr = 0;
 }
 
 void vwc_watch_textfile_stale(struct vwc_sidecar *wr, int i)
 {
-	if (i < wr->tf_nr)
-		wr->tf_stale[i] = true;
+	if (i >= 0 && i < wr->tf_nr)
+		wr->tf_ns[i].stale = true;
+}
+
+/* @ns's write_cache: as last read if that entry is its own and fresh */
+static enum vwc_mode textfile_mode(struct vwc_sidecar *wr, bool cached,
+				   int i, const struct vwc_ns *ns)
+{
+	struct vwc_tf_ns *e = i < wr->tf_nr ? &wr->tf_ns[i] : NULL;
+	enum vwc_mode m;
+
+	if (cached && e && !e->stale && e->ino == ns->ino &&
+	    !strcmp(e->name, ns->name))
+		return e->mode;
+	if (vwc_blk_read(ns->syspath, &m))
+		m = VWC_MODE_NONE;
+	if (e) {
+		e->ino = ns->ino;
+		snprintf(e->name, sizeof(e->name), "%s", ns->name);
+		e->mode = m;
+		/* unreadable: tried again at the next write */
+		e->stale = m == VWC_MODE_NONE;
+	}
+	return m;
 }
 
 /*
  * What "audit -o prometheus" prints, from the facts the sidecar holds and
  * write_cache as last read, plus the time of writing. write_cache is read
  * again for the namespaces the sidecar evaluated or wrote since the last
- * write, and for every namespace at start, after a new topology and at
- * every safety-net round: at fabrics scale, a write for one change no
- * longer reads a thousand files. A write of write_cache by another writer
- * shows at the next safety-net round (it showed at the next write for
- * any reason before). Written through one buffer to a temporary file in
- * the same directory, then renamed over the old one: a scrape sees the
- * old file or the new one. The marks of restore are looked up only when
- * there are any (vwc_blk_any_hold()).
+ * write, one unreadable or not printed then, and every namespace at
+ * start, after a new topology and at every safety-net round: at fabrics
+ * scale, a write for one change no longer reads a thousand files. A
+ * change the sidecar did not make or evaluate (another program's write,
+ * the kernel's own after a controller reset until the sidecar evaluates
+ * that controller) shows at the next safety-net round; it showed at the
+ * next write for any reason before. Written through one buffer to a
+ * temporary file in the same directory, then renamed over the old one: a
+ * scrape sees the old file or the new one. The marks of restore are
+ * looked up only when there are any (vwc_blk_any_hold()).
  */
 void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 {
@@ -101,19 +113,15 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 		ns->wanted = ns->nr_ctrl > 0;
 		for (j = 0; j < ns->nr_ctrl; j++)
 			ns->wanted &= t->ctrls[ns->ctrl[j]].probed;
-		if (!ns->wanted)
+		if (!ns->wanted) {
+			/* not read now: read when it is printed */
+			vwc_watch_textfile_stale(wr, i);
 			continue;
+		}
 		ns->decision = vwc_ns_decision(&wr->run, ns);
 		if (holds && vwc_blk_hold(ns->name, VWC_HOLD_TEST) > 0)
 			ns->decision = vwc_policy_restored(ns->decision);
-		if (cached && !wr->tf_stale[i])
-			ns->after = wr->tf_mode[i];
-		else if (vwc_blk_read(ns->syspath, &ns->after))
-			ns->after = VWC_MODE_NONE;
-		if (i < wr->tf_nr) {
-			wr->tf_mode[i] = ns->after;
-			wr->tf_stale[i] = false;
-		}
+		ns->after = textfile_mode(wr, cached, i, ns);
 		ns->action = ns->after == VWC_MODE_NONE ? VWC_ACT_FAILED :
 							  VWC_ACT_UNCHANGED;
 		ns->before = ns->after;

@@ -4,8 +4,10 @@
  * sysfs tree (queue/write_cache as plain files): what it carries from
  * its last write and what it reads again. A namespace's write_cache
  * changed behind the sidecar's back shows once the namespace is marked
- * (evaluated or written), at a safety-net round, and with a topology of
- * another size; not at a write for another namespace's change.
+ * (evaluated or written), at a safety-net round, with a topology of
+ * another size, and where an index names another namespace; not at a
+ * write for another namespace's change. An unreadable one, or one not
+ * printed, is read at the next write.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -143,20 +145,47 @@ int main(void)
 	is_str(wb_of("nvme0n1"), "0", "a topology of another size: read again");
 	is_str(wb_of("nvme2n1"), "", "a namespace gone is gone from the file");
 
-	/* a mark past the cache's end is no write out of bounds */
+	/* marks outside the cache: no write out of bounds (ASan's mode) */
 	vwc_watch_textfile_stale(&wr, 5);
-	ok(wr.tf_nr == 2, "a mark past the end changes nothing (%d entries)", wr.tf_nr);
+	vwc_watch_textfile_stale(&wr, -1);
+	vwc_watch_write_textfile(&wr);
+	is_str(wb_of("nvme1n1"), "1", "marks outside the cache: the file as before");
+
+	/* the same size, index 1 another namespace, no mark of any kind:
+	 * an entry counts only for the namespace it was read for */
+	snprintf(wr.run.topo.ns[1].name, sizeof(wr.run.topo.ns[1].name),
+		 "nvme7n1");
+	snprintf(p, sizeof(p), "%s/sys/nvme7n1", root);
+	mkdir(p, 0755);
+	snprintf(wr.run.topo.ns[1].syspath, sizeof(wr.run.topo.ns[1].syspath),
+		 "%s", p);
+	put_wc("nvme7n1", "write through");
+	vwc_watch_write_textfile(&wr);
+	is_str(wb_of("nvme7n1"), "0", "another namespace at an index: read, not the last one's mode");
+	wr.run.topo.ns[1].ino = 42;
+	put_wc("nvme7n1", "write back");
+	vwc_watch_write_textfile(&wr);
+	is_str(wb_of("nvme7n1"), "1", "the same name, another inode (a new disk): read");
 
 	/* unreadable: left out, and read again at the next write */
-	snprintf(p, sizeof(p), "%s/sys/nvme1n1/queue/write_cache", root);
+	snprintf(p, sizeof(p), "%s/sys/nvme0n1/queue/write_cache", root);
 	unlink(p);
-	vwc_watch_textfile_stale(&wr, 1);
+	vwc_watch_textfile_stale(&wr, 0);
 	vwc_watch_write_textfile(&wr);
-	is_str(wb_of("nvme1n1"), "", "write_cache unreadable: no mode given");
-	put_wc("nvme1n1", "write through");
-	vwc_watch_textfile_stale(&wr, 1);
+	is_str(wb_of("nvme0n1"), "", "write_cache unreadable: no mode given");
+	put_wc("nvme0n1", "write back");
 	vwc_watch_write_textfile(&wr);
-	is_str(wb_of("nvme1n1"), "0", "readable again once marked");
+	is_str(wb_of("nvme0n1"), "1", "readable again: read at the next write, unmarked");
+
+	/* a namespace not printed (a controller not probed) is read once
+	 * it is printed, whatever happened meanwhile */
+	wr.run.topo.ctrls[0].probed = false;
+	vwc_watch_write_textfile(&wr);
+	is_str(wb_of("nvme0n1"), "", "a controller not probed: its namespace left out");
+	put_wc("nvme0n1", "write through");
+	wr.run.topo.ctrls[0].probed = true;
+	vwc_watch_write_textfile(&wr);
+	is_str(wb_of("nvme0n1"), "0", "probed again: its namespace read, unmarked");
 
 	vwc_watch_textfile_free(&wr);
 	free(wr.run.topo.ctrls);

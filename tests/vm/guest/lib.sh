@@ -250,12 +250,14 @@ dsm_wce1_bytes() {
 # (Set Features 06h to 1, then back to 0) with the sidecar running with
 # --textfile=TF and NS, on CTRL, in write through; each times how long
 # after NS's write_cache reads "write back" TF says so (wc-when, both on
-# CLOCK_MONOTONIC; the samplers under SCHED_FIFO, WCW_FIFO). Sets TF_OK (toggles timed), TF_MEAN and TF_WORST (ms)
-# and TF_ALL (each, in order).
+# CLOCK_MONOTONIC; the samplers under SCHED_FIFO, WCW_FIFO). Sets TF_OK
+# (toggles timed), TF_BACK (toggles after which TF said write through
+# again within 5 s), TF_MEAN and TF_WORST (ms) and TF_ALL (each, in
+# order).
 tf_follow() {
 	_l0=$(grep "^nvme_vwc_namespace_write_back{namespace=\"$2\"" "$3")
 	_l1="${_l0% *} 1"
-	TF_OK=0 TF_WORST=0 TF_ALL='' _sum=0 _i=0
+	TF_OK=0 TF_BACK=0 TF_WORST=0 TF_ALL='' _sum=0 _i=0
 	while [ $_i -lt "$4" ]; do
 		WCW_FIFO=1 wc-when "$2" back 5000 >/tmp/tf-w &
 		_p1=$!
@@ -272,7 +274,7 @@ tf_follow() {
 		fi
 		TF_ALL="$TF_ALL $_d"
 		nvme set-feature "/dev/$1" --feature-id=6 --value=0 >/dev/null 2>&1
-		wait_for - 5 grep -qx "${_l0% *} 0" "$3"
+		wait_for - 5 grep -qx "${_l0% *} 0" "$3" && TF_BACK=$((TF_BACK + 1))
 		_i=$((_i + 1))
 	done
 	TF_MEAN=$((_sum / (TF_OK > 0 ? TF_OK : 1)))
