@@ -178,7 +178,15 @@ static void print_normal(const struct vwc_run *r, FILE *out)
 /* Prometheus label values: escape backslash, quote and newline. */
 static void prom_label(FILE *out, const char *k, const char *v, bool last)
 {
-	fprintf(out, "%s=\"", k);
+	fputs(k, out);
+	fputs("=\"", out);
+	/* most values need no escape: whole, not a character at a time (a
+	 * textfile of 1,025 namespaces has about 10,000 labels) */
+	if (!strpbrk(v, "\\\"\n")) {
+		fputs(v, out);
+		fputs(last ? "\"" : "\",", out);
+		return;
+	}
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
 			fputc('\\', out);
@@ -189,6 +197,17 @@ static void prom_label(FILE *out, const char *k, const char *v, bool last)
 		fputc(*v, out);
 	}
 	fprintf(out, "\"%s", last ? "" : ",");
+}
+
+/* "} V" and the line's end: the usual -1, 0 and 1 without a format */
+static void prom_value(FILE *out, int v)
+{
+	static const char *const s[] = { "} -1\n", "} 0\n", "} 1\n" };
+
+	if (v >= -1 && v <= 1)
+		fputs(s[v + 1], out);
+	else
+		fprintf(out, "} %d\n", v);
 }
 
 static int tri_num(enum vwc_tri t)
@@ -278,12 +297,13 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 			    j == 1 ? (ns->decision.mode == VWC_MODE_NONE ? -1 :
 				      ns->decision.mode == VWC_MODE_WRITE_BACK) :
 			    j == 2 ? vwc_ns_drift(ns) : tri_num(ns->no_vwc);
-			fprintf(out, "%s{", names[j][0]);
+			fputs(names[j][0], out);
+			fputc('{', out);
 			prom_label(out, "namespace", ns->name, false);
 			prom_label(out, "controller",
 				   ns->nr_ctrl ? r->topo.ctrls[ns->ctrl[0]].name :
 						 "", true);
-			fprintf(out, "} %d\n", v);
+			prom_value(out, v);
 		}
 	}
 	/*
@@ -299,11 +319,11 @@ static void print_prometheus(const struct vwc_run *r, FILE *out)
 		if (!ns->wanted || ns->action == VWC_ACT_FAILED)
 			continue;
 		for (j = 0; j < ns->nr_ctrl; j++) {
-			fprintf(out, "nvme_vwc_namespace_controller{");
+			fputs("nvme_vwc_namespace_controller{", out);
 			prom_label(out, "namespace", ns->name, false);
 			prom_label(out, "controller",
 				   r->topo.ctrls[ns->ctrl[j]].name, true);
-			fprintf(out, "} 1\n");
+			fputs("} 1\n", out);
 		}
 	}
 	prom_head(out, "nvme_vwc_hygon_cpu",
