@@ -27,8 +27,8 @@ nwt() { cat /sys/block/nvme*n*/queue/write_cache | grep -c 'write through'; }
 all_there() { [ "$(nblk)" -ge "$NNS" ]; }
 all_wt() { [ "$(nwt)" -ge "$NNS" ]; }
 wait_for - 300 all_there || { fail "textfile-scale: setup" "$(nblk) namespaces, not $NNS"; finish; exit 1; }
-probe=$(ctrl_by_serial VWC4)
-pns=$(ns_of "$probe")
+probe=$(ctrl_by_serial VWC4) && pns=$(ns_of "$probe") && [ -n "$pns" ] ||
+	{ fail "textfile-scale: setup" "no probe controller (serial VWC4) or namespace"; finish; exit 1; }
 sidecar_start /tmp/watch.log --textfile=$tf
 wait_for - 300 all_wt || { fail "textfile-scale: setup" "$(nwt) of $NNS in write through"; finish; exit 1; }
 wait_for - 30 grep -q "^nvme_vwc_namespace_write_back{namespace=\"$pns\".* 0\$" $tf
@@ -40,10 +40,10 @@ one() { # WHAT
 	tf_follow "$probe" "$pns" "$tf" "$N"
 	echo "BENCH: $1: textfile $(stat -c %s $tf) bytes; after $pns's write back: mean $TF_MEAN ms, worst $TF_WORST ms over $TF_OK of $N toggles; the sidecar's CPU $(($(cpu) - _c)) ticks over them"
 	echo "BENCH: $1: each, ms:$TF_ALL"
-	echo "BENCH: $1: median $(echo "$TF_ALL" | tr ' ' '\n' | grep -x '[0-9]*' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') ms"
+	echo "BENCH: $1: median $(echo "$TF_ALL" | tr ' ' '\n' | grep -x -e '-\{0,1\}[0-9][0-9]*' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') ms"
 }
 one "$NNS namespaces"
-m_many=$TF_MEAN ok_many=$TF_OK
+m_many=$TF_MEAN ok_many=$TF_OK back_many=$TF_BACK
 for s in VWC0 VWC1 VWC2 VWC3; do
 	c=$(ctrl_by_serial $s) || continue
 	basename "$(readlink -f "/sys/class/nvme/$c/device")" >/sys/bus/pci/drivers/nvme/unbind
@@ -53,6 +53,6 @@ wait_for - 120 one_left || info "the textfile still lists $(grep -c '^nvme_vwc_n
 log_quiet /tmp/watch.log 60
 one "1 namespace"
 echo "BENCH: mean with $NNS namespaces / with 1: $(awk -v a="$m_many" -v b="$TF_MEAN" 'BEGIN { printf "%.1fx", b ? a / b : 0 }')"
-check_eq "every toggle reached the textfile, both" "$ok_many $TF_OK" "$N $N"
+check_eq "every toggle reached the textfile and back, both" "$ok_many $back_many $TF_OK $TF_BACK" "$N $N $N $N"
 sidecar_stop "the sidecar stops cleanly"
 finish

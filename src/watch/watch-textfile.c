@@ -131,8 +131,10 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	fd = mkstemp(tmp);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		vwc_err("cannot write %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			unlink(tmp);
+		}
 		return;
 	}
 	fchmod(fd, 0644);
@@ -158,14 +160,14 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	/* a full or read-only file system shows at the flush; a delayed
 	 * write error at close on some file systems (NFS), not on local ones */
 	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
-	if (fclose(f) || err) {
-		free(buf);
-		vwc_err("cannot write %s: %s", tmp,
-			strerror(err ? err : errno));
+	if (fclose(f) && !err)
+		err = errno;
+	free(buf);
+	if (err) {
+		vwc_err("cannot write %s: %s", tmp, strerror(err));
 		unlink(tmp);
 		return;
 	}
-	free(buf);
 	if (rename(tmp, wr->textfile) < 0) {
 		vwc_err("cannot rename %s to %s: %s", tmp, wr->textfile,
 			strerror(errno));

@@ -27,6 +27,9 @@
 plan 12
 
 S=64 K=16 STORM_S=${VWC_STORM_SUBSYS:-8} STORM_N=${VWC_STORM_ROUNDS:-3}
+# a storm of at least one subsystem and one round, at most every subsystem
+case $STORM_S in '' | *[!0-9]* | 0) STORM_S=8 ;; esac
+case $STORM_N in '' | *[!0-9]* | 0) STORM_N=3 ;; esac
 [ "$STORM_S" -le "$S" ] || STORM_S=$S
 setup_fail() { fail "fabrics-1024: setup" "$1"; finish; exit 1; }
 . /vwc/guest/nvmet-loop.sh

@@ -259,6 +259,15 @@ tf_follow() {
 	_l1="${_l0% *} 1"
 	TF_OK=0 TF_BACK=0 TF_WORST=0 TF_ALL='' _sum=0 _i=0
 	while [ $_i -lt "$4" ]; do
+		# a toggle is timed only from write through in the file: one
+		# already saying write back would flip before the toggle
+		if ! grep -qx "${_l0% *} 0" "$3"; then
+			TF_ALL="$TF_ALL x"
+			nvme set-feature "/dev/$1" --feature-id=6 --value=0 >/dev/null 2>&1
+			wait_for - 5 grep -qx "${_l0% *} 0" "$3"
+			_i=$((_i + 1))
+			continue
+		fi
 		WCW_FIFO=1 wc-when "$2" back 5000 >/tmp/tf-w &
 		_p1=$!
 		WCW_FIFO=1 wc-when "$3" "$_l1" 5000 >/tmp/tf-f &

@@ -37,26 +37,44 @@ static double mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* the file holds the line TEXT */
+/* the file holds the line TEXT (the whole file read, up to 16 MiB) */
 static bool file_has(const char *path, const char *text)
 {
-	static char buf[1 << 20];
-	size_t tl = strlen(text);
-	ssize_t n = -1;
+	static char buf[16 << 20];
+	size_t tl = strlen(text), len = 0;
+	ssize_t n;
 	char *p;
 	int fd;
 
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
+	while (len < sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
 	close(fd);
-	if (n <= 0)
+	if (!len)
 		return false;
-	buf[n] = '\0';
+	buf[len] = '\0';
 	for (p = buf; (p = strstr(p, text)); p += tl)
 		if ((p == buf || p[-1] == '\n') && (p[tl] == '\n' || !p[tl]))
 			return true;
+	return false;
+}
+
+/* an event of the inotify buffer names @base, or the queue overflowed */
+static bool event_for(const char *ev, ssize_t n, const char *base)
+{
+	ssize_t off = 0;
+
+	while (off + (ssize_t)sizeof(struct inotify_event) <= n) {
+		const struct inotify_event *e = (const void *)(ev + off);
+
+		if ((e->mask & IN_Q_OVERFLOW) ||
+		    (e->len && !strcmp(e->name, base)))
+			return true;
+		off += sizeof(*e) + e->len;
+	}
 	return false;
 }
 
@@ -64,35 +82,45 @@ static bool file_has(const char *path, const char *text)
  * Woken by inotify on the file's directory (a file renamed over it, or
  * it written and closed), not by sampling: at fabrics scale the file is
  * half a megabyte, and reading it every 200 us took the CPU from the
- * writer being timed. The time printed is the wake's, before the read.
+ * writer being timed. Events for other files there (a writer's temporary
+ * file closed before its rename) wake it but are not read for. The time
+ * printed is the wake's, before the read.
  */
 static int file_when(const char *path, const char *text, double t0,
 		     double deadline)
 {
-	char dir[256], ev[4096];
-	const char *slash = strrchr(path, '/');
+	char dir[4096], ev[4096] __attribute__((aligned(8)));
+	const char *slash = strrchr(path, '/'), *base = slash + 1;
 	int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	bool look = true;
+	double t = t0;
 
+	if (in < 0) {
+		perror("wc-when: inotify_init1");
+		return 2;
+	}
 	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	if (in < 0 || inotify_add_watch(in, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+	if (inotify_add_watch(in, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
 		perror(dir);
 		return 2;
 	}
 	printf("WCW start=%.6f\n", t0);
 	fflush(stdout);
 	for (;;) {
-		double t = mono();
 		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		ssize_t n;
 
-		if (file_has(path, text)) {
+		if (look && file_has(path, text)) {
 			printf("WCW flip=%.6f\n", t);
 			return 0;
 		}
-		if (t >= deadline)
+		if (mono() >= deadline)
 			break;
-		poll(&pfd, 1, (int)((deadline - t) * 1e3) + 1);
-		while (read(in, ev, sizeof(ev)) > 0)
-			;
+		poll(&pfd, 1, (int)((deadline - mono()) * 1e3) + 1);
+		t = mono();
+		look = false;
+		while ((n = read(in, ev, sizeof(ev))) > 0)
+			look |= event_for(ev, n, base);
 	}
 	printf("WCW timeout\n");
 	return 1;
@@ -108,7 +136,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wc-when NS back|through [TIMEOUT_MS]\n");
 		return 2;
 	}
-	if (getenv("WCW_FIFO")) {
+	if (getenv("WCW_FIFO") && !strcmp(getenv("WCW_FIFO"), "1")) {
 		struct sched_param sp = { .sched_priority = 1 };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
