@@ -82,11 +82,10 @@ static enum vwc_mode textfile_mode(struct vwc_sidecar *wr, bool cached,
  * again for the namespaces the sidecar evaluated or wrote since the last
  * write, one unreadable or not printed then, and every namespace at
  * start, after a new topology and at every safety-net round: at fabrics
- * scale, a write for one change no longer reads a thousand files. A
- * change the sidecar did not make or evaluate (another program's write,
- * the kernel's own after a controller reset until the sidecar evaluates
- * that controller) shows at the next safety-net round; it showed at the
- * next write for any reason before. Written through one buffer to a
+ * scale, a write for one change reads one namespace's file, not a
+ * thousand. A change the sidecar neither made nor evaluated (another
+ * program's write of write_cache) shows at the next safety-net round,
+ * when the sidecar itself learns of it. Written through one buffer to a
  * temporary file in the same directory, then renamed over the old one: a
  * scrape sees the old file or the new one. The marks of restore are
  * looked up only when there are any (vwc_blk_any_hold()).
