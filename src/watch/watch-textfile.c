@@ -160,7 +160,7 @@ void vwc_watch_write_textfile(struct vwc_sidecar *wr)
 	 * write error at close on some file systems (NFS), not on local ones */
 	err = fflush(f) ? errno : ferror(f) ? EIO : 0;
 	if (fclose(f) && !err)
-		err = errno;
+		err = errno ? errno : EIO;
 	free(buf);
 	if (err) {
 		vwc_err("cannot write %s: %s", tmp, strerror(err));
