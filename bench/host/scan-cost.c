@@ -25,6 +25,7 @@
 #include "topo.h"
 #include "watch-act.h"
 #include "watch-model.h"
+#include "watch-textfile.h"
 
 static double clock_s(clockid_t id)
 {

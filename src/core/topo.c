@@ -427,7 +427,7 @@ static int add_disk(struct scan *sc, const char *sysname,
 		if (ns_add_path(ns, syspath))
 			return -ENOMEM;
 	} else {
-		snprintf(ns->syspath, sizeof(ns->syspath), "%s", syspath);
+		ns->syspath = syspath;	/* the entry's: scan_class() keeps it */
 		ns->ino = ino;
 		carry_nsid(sc, ns);
 	}
@@ -668,7 +668,7 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 	/* drop path nodes whose head is gone (being removed), and in a
 	 * scoped scan what turned out not to be in scope */
 	for (i = 0; i < t->nr_ns; i++) {
-		if (!t->ns[i].syspath[0] ||
+		if (!t->ns[i].syspath ||
 		    (scope && !scope_keeps(scope, t, &t->ns[i]))) {
 			ns_free(&t->ns[i]);
 			/* the last entry moves into the hole, its slot is cleared */

@@ -131,7 +131,13 @@ struct vwc_ctrl {
 /**
  * struct vwc_ns - one namespace as the block layer exposes it
  * @name:		nvmeXnY (the multipath head when there is one)
- * @syspath:		its sysfs directory
+ * @syspath:		its sysfs directory, NULL not known: a scan's namespace
+ *			points at the string of its entry in
+ *			&vwc_topo.links (freed with the topology, not by
+ *			itself); one made elsewhere, at a string its maker
+ *			keeps. Not an array: thousands of namespaces of
+ *			4 KiB each were what a scan allocated, sorted and
+ *			faulted in at fabrics scale
  * @ctrl:		indices into &vwc_topo.ctrls: the controllers that
  *			reach it
  * @nr_ctrl:		how many
@@ -165,7 +171,7 @@ struct vwc_ctrl {
  */
 struct vwc_ns {
 	char name[VWC_NAME_LEN];
-	char syspath[VWC_PATH_LEN];
+	const char *syspath;
 	int *ctrl;
 	int nr_ctrl;
 	char **path_syspath;

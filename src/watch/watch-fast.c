@@ -172,8 +172,7 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 			continue;
 		memset(ns, 0, sizeof(*ns));
 		snprintf(ns->name, sizeof(ns->name), "%s", list[i].name);
-		snprintf(ns->syspath, sizeof(ns->syspath), "%s",
-			 list[i].syspath);
+		ns->syspath = list[i].syspath;
 		/*
 		 * The copies' strings, lent: freed with @list below, never
 		 * by ns_free(). No memory for the list of its paths: the

@@ -71,6 +71,9 @@ static const char *get_wc(const char *ns)
  *                           (its node does not open: unknown, write back)
  * Every namespace starts in the other mode.
  */
+/* the namespaces' sysfs directories (struct vwc_ns points at a string) */
+static char nspath[3][256];
+
 static void make_run(struct vwc_run *r, int idx[3])
 {
 	static const char *names[3] = { "nvme0", "nvme1", "nvme2" };
@@ -98,8 +101,9 @@ static void make_run(struct vwc_run *r, int idx[3])
 			       VWC_TRI_UNKNOWN;
 		c->facts.backup_failed = VWC_TRI_NO;
 		snprintf(ns->name, sizeof(ns->name), "%sn1", names[i]);
-		snprintf(ns->syspath, sizeof(ns->syspath), "%s/sys/%s", root,
+		snprintf(nspath[i], sizeof(nspath[i]), "%s/sys/%s", root,
 			 ns->name);
+		ns->syspath = nspath[i];
 		idx[i] = i;
 		ns->ctrl = &idx[i];
 		ns->nr_ctrl = 1;

@@ -58,7 +58,7 @@ int main(void)
 	struct vwc_ns ns = { 0 }, *nsv[1] = { &ns };
 	struct vwc_topo t = { 0 };
 	struct vwc_decision wb;
-	char dir[128];
+	char dir[128], nspath[192];
 	int failed;
 
 	strcpy(root, "/tmp/vwc-aside-XXXXXX");
@@ -76,7 +76,8 @@ int main(void)
 	t.ctrls = &ctrl;
 	t.nr_ctrls = 1;
 	strcpy(ns.name, "nvme0n1");
-	snprintf(ns.syspath, sizeof(ns.syspath), "%s/nvme0n1", root);
+	snprintf(nspath, sizeof(nspath), "%s/nvme0n1", root);
+	ns.syspath = nspath;
 	ns.ctrl = ctrl0;
 	ns.nr_ctrl = 1;
 	t.ns = &ns;

@@ -21,6 +21,8 @@
 
 static char root[128], tf[160];
 static int idx[3];
+/* the namespaces' sysfs directories (struct vwc_ns points at a string) */
+static char nspath[4][256];
 
 static void put_wc(const char *ns, const char *val)
 {
@@ -80,8 +82,9 @@ static void make(struct vwc_sidecar *wr, int nr)
 		c->probed = true;
 		c->facts.present = VWC_TRI_NO;
 		snprintf(ns->name, sizeof(ns->name), "nvme%dn1", i);
-		snprintf(ns->syspath, sizeof(ns->syspath), "%s/sys/%s", root,
+		snprintf(nspath[i], sizeof(nspath[i]), "%s/sys/%s", root,
 			 ns->name);
+		ns->syspath = nspath[i];
 		snprintf(p, sizeof(p), "%s/sys/%s", root, ns->name);
 		mkdir(p, 0755);
 		idx[i] = i;
@@ -157,8 +160,8 @@ int main(void)
 		 "nvme7n1");
 	snprintf(p, sizeof(p), "%s/sys/nvme7n1", root);
 	mkdir(p, 0755);
-	snprintf(wr.run.topo.ns[1].syspath, sizeof(wr.run.topo.ns[1].syspath),
-		 "%s", p);
+	snprintf(nspath[3], sizeof(nspath[3]), "%s", p);
+	wr.run.topo.ns[1].syspath = nspath[3];
 	put_wc("nvme7n1", "write through");
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme7n1"), "0", "another namespace at an index: read, not the last one's mode");
