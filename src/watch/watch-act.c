@@ -612,49 +612,102 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
-void vwc_watch_publish_fast(struct vwc_sidecar *wr)
+/* a namespace the fast path writes back: not ignored, a cache of its own */
+static bool fast_wants(const struct vwc_run *run, const struct vwc_ns *ns)
+{
+	return !ns_ignored(run, ns) && ns->no_vwc != VWC_TRI_YES;
+}
+
+/*
+ * Each controller's entry gets the namespaces that reach it, in their
+ * order (vwc_watch_fast_table()). One pass over the namespaces and their few controllers each, not
+ * one over every namespace for each controller: 256 controllers and 4,096
+ * namespaces were a million checks at each scan.
+ */
+struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	struct vwc_fast_ctrl *tab;
-	int i, j, k, nr = 0;
+	int i, j, k, nr = 0, *at;
 
-	if (!wr->src.fast)
-		return;
+	*nr_out = 0;
 	tab = calloc(t->nr_ctrls + 1, sizeof(*tab));
-	if (!tab)
-		return;
+	/* each controller's entry in @tab, -1 none */
+	at = calloc(t->nr_ctrls + 1, sizeof(*at));
+	if (!tab || !at) {
+		free(tab);
+		free(at);
+		return NULL;
+	}
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model,
 							  t->ctrls[i].name);
 		struct vwc_fast_ctrl *fc;
 
+		at[i] = -1;
 		if (!c)
 			continue;
+		at[i] = nr;
 		fc = &tab[nr++];
 		snprintf(fc->name, sizeof(fc->name), "%s", c->name);
 		fc->instance = c->instance;
 		fc->q = c->admin_q;
-		fc->ns = calloc(t->nr_ns + 1, sizeof(*fc->ns));
-		if (!fc->ns)
-			continue;
-		for (j = 0; j < t->nr_ns; j++) {
-			struct vwc_ns *ns = &t->ns[j];
-			struct vwc_fast_ns *fn;
+	}
+	/* how many each gets (counted in nr_ns, then room made) */
+	for (j = 0; j < t->nr_ns; j++) {
+		struct vwc_ns *ns = &t->ns[j];
 
-			/* ignored, or no cache of its own: left alone */
-			if (!vwc_ns_has_ctrl(ns, i) || ns_ignored(&wr->run, ns) ||
-			    ns->no_vwc == VWC_TRI_YES)
+		if (!fast_wants(&wr->run, ns))
+			continue;
+		for (k = 0; k < ns->nr_ctrl; k++)
+			if (ns->ctrl[k] >= 0 && ns->ctrl[k] < t->nr_ctrls &&
+			    at[ns->ctrl[k]] >= 0)
+				tab[at[ns->ctrl[k]]].nr_ns++;
+	}
+	for (i = 0; i < nr; i++) {
+		tab[i].ns = calloc(tab[i].nr_ns + 1, sizeof(*tab[i].ns));
+		tab[i].nr_ns = 0;	/* no memory: none, as before */
+	}
+	for (j = 0; j < t->nr_ns; j++) {
+		struct vwc_ns *ns = &t->ns[j];
+
+		if (!fast_wants(&wr->run, ns))
+			continue;
+		for (k = 0; k < ns->nr_ctrl; k++) {
+			struct vwc_fast_ctrl *fc;
+			struct vwc_fast_ns *fn;
+			int p;
+
+			if (ns->ctrl[k] < 0 || ns->ctrl[k] >= t->nr_ctrls ||
+			    at[ns->ctrl[k]] < 0)
+				continue;
+			fc = &tab[at[ns->ctrl[k]]];
+			if (!fc->ns)
 				continue;
 			fn = &fc->ns[fc->nr_ns++];
 			snprintf(fn->name, sizeof(fn->name), "%s", ns->name);
-			fn->syspath = strdup(ns->syspath);
+			fn->syspath = ns->syspath ? strdup(ns->syspath) : NULL;
 			fn->paths = calloc(ns->nr_paths + 1, sizeof(*fn->paths));
-			for (k = 0; fn->paths && k < ns->nr_paths; k++)
-				if ((fn->paths[k] = strdup(ns->path_syspath[k])))
-					fn->nr_paths = k + 1;
+			for (p = 0; fn->paths && p < ns->nr_paths; p++)
+				if ((fn->paths[p] = strdup(ns->path_syspath[p])))
+					fn->nr_paths = p + 1;
 		}
 	}
-	vwc_fast_publish(wr->src.fast, tab, nr);
+	free(at);
+	*nr_out = nr;
+	return tab;
+}
+
+void vwc_watch_publish_fast(struct vwc_sidecar *wr)
+{
+	struct vwc_fast_ctrl *tab;
+	int nr;
+
+	if (!wr->src.fast)
+		return;
+	tab = vwc_watch_fast_table(wr, &nr);
+	if (tab)
+		vwc_fast_publish(wr->src.fast, tab, nr);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

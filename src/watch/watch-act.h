@@ -158,4 +158,19 @@ void vwc_watch_check_modes(struct vwc_sidecar *wr);
  */
 void vwc_watch_publish_fast(struct vwc_sidecar *wr);
 
+/**
+ * vwc_watch_fast_table() - what vwc_watch_publish_fast() hands over
+ * @wr:	the sidecar
+ * @nr:	how many controllers (0 with NULL)
+ *
+ * Each controller of the topology the model follows, with the namespaces
+ * that reach it in the topology's order: those not configured "ignore"
+ * through any of their controllers and without their own "no volatile
+ * write cache" bit.
+ *
+ * Return: the table, to free with vwc_fast_free_table(), or NULL if no
+ * memory.
+ */
+struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr);
+
 #endif
