@@ -7,7 +7,9 @@
  * does), each followed by vwc_model_sync() of the model to it, as
  * vwc_watch_rescan() does; the mean CPU time and page faults of the later
  * scans (a fault costs tens of microseconds under emulation), and the
- * scan's system calls are for strace -c to count. Then the
+ * scan's system calls are for strace -c to count. Then the fast path's
+ * table of that topology (vwc_watch_fast_table(), which
+ * vwc_watch_publish_fast() makes after each scan), and the
  * node_exporter textfile of that topology (vwc_watch_write_textfile(), as
  * the sidecar writes it after each change: every namespace's write_cache
  * read, the Prometheus text, rename), its CPU and wall time, N
@@ -24,6 +26,7 @@
 
 #include "topo.h"
 #include "watch-act.h"
+#include "watch-fast.h"
 #include "watch-model.h"
 #include "watch-textfile.h"
 
@@ -79,6 +82,26 @@ static void textfile_cost(struct vwc_topo *t, const char *path, int n)
 	printf("textfile of %d namespaces (%lld bytes): %.2f ms CPU, %.2f ms wall (mean of %d, %s)\n",
 	       t->nr_ns, stat(path, &st) ? -1LL : (long long)st.st_size,
 	       cpu * 1000 / n, wall * 1000 / n, n, path);
+}
+
+/* the fast path's table of @w's topology (vwc_watch_fast_table(), as
+ * vwc_watch_publish_fast() makes after each scan), @n times: mean CPU ms */
+static double fast_table_cost(struct vwc_model *w, int n)
+{
+	static struct vwc_sidecar wr;
+	struct vwc_fast_ctrl *tab;
+	double cpu = 0, c0;
+	int i, nr;
+
+	wr.run.topo = *w->topo;
+	wr.model = *w;
+	for (i = 0; i < n; i++) {
+		c0 = cpu_now();
+		tab = vwc_watch_fast_table(&wr, &nr);
+		vwc_fast_free_table(tab, nr);
+		cpu += cpu_now() - c0;
+	}
+	return cpu * 1000 / n;
 }
 
 /* the sidecar's identities (watch-act.c): the class entry's inode from
@@ -152,6 +175,8 @@ int main(int argc, char **argv)
 	       w.topo->nr_ctrls, w.topo->nr_ns,
 	       n > 1 ? scan * 1000 / (n - 1) : 0.0, n > 1 ? flt / (n - 1) : 0L,
 	       n - 1, sync * 1000 / n, n);
+	printf("the fast path's table after a scan: %.2f ms CPU (mean of %d)\n",
+	       fast_table_cost(&w, n), n);
 	if (argc == 4)
 		textfile_cost(w.topo, argv[3], n);
 	vwc_model_free(&w);
