@@ -45,7 +45,7 @@ static uint64_t f_ident(const struct vwc_ctrl *tc)
 
 static uint64_t f_ns_ident(const struct vwc_ns *tn)
 {
-	return (uint64_t)(tn - (const struct vwc_ns *)NULL) | 1;
+	return (uint64_t)atoi(tn->name + 4) * 100 + (uint64_t)tn->nr_ctrl + 1;
 }
 
 static const struct vwc_model_ops ops = {
@@ -121,6 +121,15 @@ static bool ignored(const struct vwc_run *run, const struct vwc_ns *ns)
 	return false;
 }
 
+/* every controller the model follows: an admin queue of its own */
+static void queues(struct vwc_model *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_ctrl; i++)
+		w->ctrl[i].admin_q = 0xffff888000000000ULL + 0x1000ULL * (uint64_t)i;
+}
+
 /* the table against the plain way; the first difference said */
 static void check(struct vwc_sidecar *wr, const char *what)
 {
@@ -135,6 +144,7 @@ static void check(struct vwc_sidecar *wr, const char *what)
 	}
 	for (i = 0; i < t->nr_ctrls && !bad; i++) {
 		const struct vwc_fast_ctrl *fc;
+		const struct vwc_wctrl *c;
 		int n = 0;
 
 		if (!vwc_model_find_ctrl(&wr->model, t->ctrls[i].name))
@@ -143,10 +153,17 @@ static void check(struct vwc_sidecar *wr, const char *what)
 			bad = diag("%s: no entry for %s", what, t->ctrls[i].name);
 			break;
 		}
+		c = vwc_model_find_ctrl(&wr->model, t->ctrls[i].name);
 		fc = &tab[e++];
 		if (strcmp(fc->name, t->ctrls[i].name))
 			bad = diag("%s: entry %d is %s, not %s", what, e - 1,
 				   fc->name, t->ctrls[i].name);
+		/* what the fast path finds a controller's events by */
+		if (fc->instance != c->instance || fc->q != c->admin_q)
+			bad = diag("%s: %s: instance %d queue %llx, not %d %llx",
+				   what, fc->name, fc->instance,
+				   (unsigned long long)fc->q, c->instance,
+				   (unsigned long long)c->admin_q);
 		for (j = 0; j < t->nr_ns && !bad; j++) {
 			const struct vwc_ns *ns = &t->ns[j];
 			const struct vwc_fast_ns *fn;
@@ -191,6 +208,7 @@ int main(void)
 	make(&wr.run.topo, MAX_C, MAX_N);
 	vwc_model_init(&wr.model, &wr.run.topo, &ops, &wr);
 	vwc_model_sync(&wr.model, 1);
+	queues(&wr.model);
 	check(&wr, "every controller, shared namespaces, some with their own bit");
 
 	if (vwc_config_parse("device serial=S3 write-cache=ignore\n"
@@ -201,7 +219,7 @@ int main(void)
 	check(&wr, "two controllers ignored: their namespaces out everywhere");
 	wr.run.cfg = NULL;
 
-	/* controllers the model does not follow (yet): no entry */
+	/* other sizes, each controller shared by other namespaces */
 	for (round = 0; round < 3; round++) {
 		vwc_model_free(&wr.model);
 		free(wr.run.topo.ctrls);
@@ -210,6 +228,7 @@ int main(void)
 		make(&wr.run.topo, 1 + rnd(MAX_C), 1 + rnd(MAX_N));
 		vwc_model_init(&wr.model, &wr.run.topo, &ops, &wr);
 		vwc_model_sync(&wr.model, 1);
+		queues(&wr.model);
 		check(&wr, round == 0 ? "another size" :
 			   round == 1 ? "another size again" : "a third size");
 	}
