@@ -195,6 +195,7 @@ static void write_back(struct vwc_fast *f, int instance, uint64_t q,
 		changed |= ns->action == VWC_ACT_CHANGED;
 		free(ns->path_syspath);
 		ns->path_syspath = NULL;
+		ns->syspath = NULL;	/* the list's, freed below */
 	}
 	if (many) {
 		vwc_blk_apply_many(nsv, dv, nv, false);
