@@ -620,9 +620,9 @@ static bool fast_wants(const struct vwc_run *run, const struct vwc_ns *ns)
 
 /*
  * Each controller's entry gets the namespaces that reach it, in their
- * order (vwc_watch_fast_table()). One pass over the namespaces and their few controllers each, not
- * one over every namespace for each controller: 256 controllers and 4,096
- * namespaces were a million checks at each scan.
+ * order. One pass over the namespaces and their few controllers each,
+ * not one over every namespace for each controller: 256 controllers and
+ * 4,096 namespaces were a million checks at each scan.
  */
 struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 {
