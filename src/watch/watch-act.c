@@ -618,6 +618,12 @@ static bool fast_wants(const struct vwc_run *run, const struct vwc_ns *ns)
 	return !ns_ignored(run, ns) && ns->no_vwc != VWC_TRI_YES;
 }
 
+/* the table's entry of controller index @c, -1 none (@at: each one's) */
+static int entry_of(const struct vwc_topo *t, const int *at, int c)
+{
+	return c >= 0 && c < t->nr_ctrls ? at[c] : -1;
+}
+
 /*
  * Each controller's entry gets the namespaces that reach it, in their
  * order. One pass over the namespaces and their few controllers each,
@@ -628,7 +634,7 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 {
 	struct vwc_topo *t = &wr->run.topo;
 	struct vwc_fast_ctrl *tab;
-	int i, j, k, nr = 0, *at;
+	int i, j, k, e, nr = 0, *at;
 
 	*nr_out = 0;
 	tab = calloc(t->nr_ctrls + 1, sizeof(*tab));
@@ -660,9 +666,8 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 		if (!fast_wants(&wr->run, ns))
 			continue;
 		for (k = 0; k < ns->nr_ctrl; k++)
-			if (ns->ctrl[k] >= 0 && ns->ctrl[k] < t->nr_ctrls &&
-			    at[ns->ctrl[k]] >= 0)
-				tab[at[ns->ctrl[k]]].nr_ns++;
+			if ((e = entry_of(t, at, ns->ctrl[k])) >= 0)
+				tab[e].nr_ns++;
 	}
 	for (i = 0; i < nr; i++) {
 		tab[i].ns = calloc(tab[i].nr_ns + 1, sizeof(*tab[i].ns));
@@ -678,10 +683,9 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 			struct vwc_fast_ns *fn;
 			int p;
 
-			if (ns->ctrl[k] < 0 || ns->ctrl[k] >= t->nr_ctrls ||
-			    at[ns->ctrl[k]] < 0)
+			if ((e = entry_of(t, at, ns->ctrl[k])) < 0)
 				continue;
-			fc = &tab[at[ns->ctrl[k]]];
+			fc = &tab[e];
 			if (!fc->ns)
 				continue;
 			fn = &fc->ns[fc->nr_ns++];
