@@ -47,6 +47,19 @@ static void normalize_path(char *p)
 	*dst = '\0';
 }
 
+/* an entry's share of the signature (vwc_classdir_sig()): 0 if not NVMe */
+static uint64_t entry_sig(const struct dirent *de)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+	const char *p;
+
+	if (strncmp(de->d_name, "nvme", 4))
+		return 0;
+	for (p = de->d_name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return (h ^ (uint64_t)de->d_ino) * 1099511628211ULL;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	return strcmp(((const struct vwc_topo_link *)a)->syspath,
@@ -88,22 +101,83 @@ static void last_links_make(struct last_links *ll,
 	}
 }
 
-/* the last read's entry @name, if its inode is @ino: its target */
-static const char *last_link(const struct last_links *ll, const char *name,
-			     uint64_t ino)
+/* the last read's entry @name, if its inode is @ino: its index, or -1 */
+static int last_link(const struct last_links *ll, const char *name,
+		     uint64_t ino)
 {
 	unsigned int h;
 
 	if (!ll->slot || !ino)
-		return NULL;
+		return -1;
 	for (h = vwc_name_hash(name) & ll->mask; ll->slot[h];
 	     h = (h + 1) & ll->mask) {
 		const struct vwc_topo_link *l = &ll->links[ll->slot[h] - 1];
 
 		if (!strcmp(l->name, name))
-			return l->ino == ino ? l->syspath : NULL;
+			return l->ino == ino && l->syspath ? ll->slot[h] - 1 : -1;
 	}
-	return NULL;
+	return -1;
+}
+
+/*
+ * The @n entries in the order of their targets' paths. Those the last
+ * read gave (@from[i], its index; -1 a new entry) are in its order
+ * already, which was this one: only the new are sorted, then the two
+ * merged. At fabrics scale a scan finds a few new entries among
+ * thousands, and a sort of them all by paths that differ only near
+ * their ends was most of its time under emulation. No @from, or no
+ * memory: all sorted, the same order. A carried entry is checked against
+ * the one before it, a comparison each: a last read out of order
+ * (none of this function's) is sorted in full.
+ */
+static void sort_entries(struct vwc_topo_link *e, int n, const int *from,
+			 int nr_last)
+{
+	struct vwc_topo_link *tmp = NULL;
+	int *at = NULL, i, j, nc = 0, k;
+
+	if (from && nr_last > 0) {
+		tmp = malloc((size_t)n * sizeof(*tmp));
+		at = malloc((size_t)nr_last * sizeof(*at));
+	}
+	if (!tmp || !at) {
+		free(tmp);
+		free(at);
+		qsort(e, n, sizeof(*e), cmp_entry);
+		return;
+	}
+	for (j = 0; j < nr_last; j++)
+		at[j] = -1;
+	/* a last index claimed twice (names are unique: never) counts as new */
+	for (i = 0; i < n; i++)
+		if (from[i] >= 0 && from[i] < nr_last && at[from[i]] < 0)
+			at[from[i]] = i;
+	for (j = 0; j < nr_last; j++)
+		if (at[j] >= 0)
+			tmp[nc++] = e[at[j]];
+	k = nc;
+	for (i = 0; i < n; i++)
+		if (from[i] < 0 || from[i] >= nr_last || at[from[i]] != i)
+			tmp[k++] = e[i];
+	free(at);
+	/* a last read out of order (never one of these): all sorted */
+	for (i = 1; i < nc; i++)
+		if (cmp_entry(&tmp[i - 1], &tmp[i]) >= 0)
+			break;
+	if (i < nc) {
+		free(tmp);
+		qsort(e, n, sizeof(*e), cmp_entry);
+		return;
+	}
+	if (n - nc > 1)
+		qsort(tmp + nc, n - nc, sizeof(*tmp), cmp_entry);
+	/* merged back into @e */
+	for (i = 0, j = nc, k = 0; k < n; k++)
+		if (j >= n || (i < nc && cmp_entry(&tmp[i], &tmp[j]) < 0))
+			e[k] = tmp[i++];
+		else
+			e[k] = tmp[j++];
+	free(tmp);
 }
 
 /*
@@ -155,11 +229,13 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		      bool (*want)(void *arg, const char *name,
 				   enum vwc_kind kind),
 		      void *arg, const struct vwc_topo_link *last, int nr_last,
-		      struct vwc_topo_link **out, int *nr, int *heads)
+		      struct vwc_topo_link **out, int *nr, int *heads,
+		      uint64_t *sig)
 {
 	char path[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
 	struct vwc_topo_link *e = NULL, *tmp;
-	int n = 0, cap = 0, r = 0;
+	int n = 0, cap = 0, r = 0, li, *from = NULL, *ftmp;
+	bool from_ok = true;
 	struct last_links ll;
 	const char *known;
 	size_t dlen = strlen(dir), klen;
@@ -168,6 +244,8 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 
 	*out = NULL;
 	*nr = *heads = 0;
+	if (sig)
+		*sig = 0;
 	d = opendir(dir);
 	if (!d)		/* no NVMe driver loaded: nothing to find */
 		return errno == ENOENT ? 0 : -errno;
@@ -176,6 +254,8 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
 							sizeof(ns_name));
 
+		if (sig)
+			*sig += entry_sig(de);
 		/* partitions, ng nodes and anything else: not looked at */
 		if (ctrls ? kind != VWC_KIND_CTRL :
 			    kind != VWC_KIND_NS && kind != VWC_KIND_PATH)
@@ -185,12 +265,16 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		if (want && !want(arg, de->d_name, kind))
 			continue;
 		/* the same entry as the last read's: the same target */
-		known = last_link(&ll, de->d_name, (uint64_t)de->d_ino);
+		li = last_link(&ll, de->d_name, (uint64_t)de->d_ino);
+		known = li >= 0 ? last[li].syspath : NULL;
 		klen = known ? strlen(known) : 0;
-		if (known && klen < sizeof(path))
+		if (known && klen < sizeof(path)) {
 			memcpy(path, known, klen + 1);
-		else if (read_entry(d, dir, dlen, de->d_name, path))
-			continue;
+		} else {
+			li = -1;
+			if (read_entry(d, dir, dlen, de->d_name, path))
+				continue;
+		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
 			tmp = realloc(e, cap * sizeof(*e));
@@ -199,7 +283,16 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 				break;
 			}
 			e = tmp;
+			/* no memory for it: all sorted (sort_entries()) */
+			ftmp = from_ok ? realloc(from, cap * sizeof(*from)) : NULL;
+			if (!ftmp) {
+				free(from);
+				from_ok = false;
+			}
+			from = ftmp;
 		}
+		if (from)
+			from[n] = li;
 		e[n].syspath = strdup(path);
 		if (!e[n].syspath) {
 			r = -ENOMEM;
@@ -213,12 +306,14 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 	closedir(d);
 	free(ll.slot);
 	if (r) {
+		free(from);
 		vwc_classdir_free(e, n);
 		*heads = 0;
 		return r;
 	}
 	if (n)
-		qsort(e, n, sizeof(*e), cmp_entry);
+		sort_entries(e, n, ll.links ? from : NULL, nr_last);
+	free(from);
 	*out = e;
 	*nr = n;
 	return 0;
@@ -245,17 +340,8 @@ uint64_t vwc_classdir_sig(const char *dir)
 	d = opendir(dir);
 	if (!d)
 		return 0;
-	while ((de = readdir(d))) {
-		uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
-		const char *p;
-
-		if (strncmp(de->d_name, "nvme", 4))
-			continue;
-		for (p = de->d_name; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		h = (h ^ (uint64_t)de->d_ino) * 1099511628211ULL;
-		sig += h;	/* readdir's order does not matter */
-	}
+	while ((de = readdir(d)))
+		sig += entry_sig(de);	/* readdir's order does not matter */
 	closedir(d);
 	return sig;
 }

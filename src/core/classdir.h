@@ -45,6 +45,9 @@
  * @nr:		how many
  * @heads:	how many of them name a namespace or multipath head (not a
  *		path)
+ * @sig:	NULL, or the signature of @dir's entries as this readdir saw
+ *		them, the number vwc_classdir_sig() gives (0 if @dir cannot
+ *		be read): what was read is what it stands for
  *
  * An entry that vanishes meanwhile is not listed; one whose target is
  * longer than a sysfs path can be is said and not listed.
@@ -56,7 +59,8 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		      bool (*want)(void *arg, const char *name,
 				   enum vwc_kind kind),
 		      void *arg, const struct vwc_topo_link *last, int nr_last,
-		      struct vwc_topo_link **out, int *nr, int *heads);
+		      struct vwc_topo_link **out, int *nr, int *heads,
+		      uint64_t *sig);
 
 /**
  * vwc_classdir_free() - free what vwc_classdir_read() gave

@@ -323,44 +323,24 @@ int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 	return 0;
 }
 
-/*
- * gcc 12's -fanalyzer loses the copy stored through the array at a symbolic
- * index and reports it as leaked (as in scan_class()): ns_free() frees
- * each.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
+/* @syspath: the class entry's, kept with the topology (scan_class()) */
 static int ns_add_path(struct vwc_ns *ns, const char *syspath)
 {
-	char **arr, *p = strdup(syspath);
+	const char **arr;
 
-	if (!p)
-		return -ENOMEM;
 	arr = realloc(ns->path_syspath,
 		      (size_t)(ns->nr_paths + 1) * sizeof(*arr));
-	if (!arr) {
-		free(p);
+	if (!arr)
 		return -ENOMEM;
-	}
 	ns->path_syspath = arr;
-	arr[ns->nr_paths++] = p;
+	arr[ns->nr_paths++] = syspath;
 	return 0;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 static void ns_free(struct vwc_ns *ns)
 {
-	int i;
-
 	free(ns->ctrl);
-	for (i = 0; i < ns->nr_paths; i++)
-		free(ns->path_syspath[i]);
-	free(ns->path_syspath);
+	free(ns->path_syspath);	/* the strings are the class entries' */
 	ns->ctrl = NULL;
 	ns->path_syspath = NULL;
 	ns->nr_ctrl = ns->nr_paths = 0;
@@ -605,6 +585,7 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN];
 	int i, n = 0, heads = 0, r, k = ctrls ? 0 : 1;
 	struct vwc_topo_link *e = NULL;
+	uint64_t sig;
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
@@ -614,7 +595,9 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			      (void *)sc->scope,
 			      sc->prev && !ctrls ? sc->prev->links[k] : NULL,
 			      sc->prev && !ctrls ? sc->prev->nr_links[k] : 0,
-			      &e, &n, &heads);
+			      &e, &n, &heads, &sig);
+	/* vwc_topo_names_sig()'s number, of what this scan read */
+	sc->t->names_sig = ctrls ? sig * 31 : sc->t->names_sig + sig;
 	if (!r && n)
 		r = scan_reserve(sc, ctrls, n, heads);
 	for (i = 0; !r && i < n; i++)

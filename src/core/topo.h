@@ -142,8 +142,10 @@ struct vwc_ctrl {
  *			reach it
  * @nr_ctrl:		how many
  * @path_syspath:	hidden multipath paths (nvmeXcYnZ): their sysfs
- *			directories, each allocated (as long as it is:
- *			thousands at fabrics scale)
+ *			directories, the strings their class entries hold
+ *			in &vwc_topo.links (freed with the topology, as
+ *			@syspath's: thousands at fabrics scale, copied at
+ *			every scan before)
  * @nr_paths:		how many
  * @ino:		inode number of its entry (the head's, or the disk's
  *			without multipath) under <sysfs>/class/block, as for
@@ -174,7 +176,7 @@ struct vwc_ns {
 	const char *syspath;
 	int *ctrl;
 	int nr_ctrl;
-	char **path_syspath;
+	const char **path_syspath;
 	int nr_paths;
 	uint32_t nsid;
 	uint64_t ino;
@@ -222,6 +224,10 @@ struct vwc_topo_link {
  *		vwc_topo_rescan_sysfs() takes from a last scan (class/block's:
  *		a controller's link is read at every scan)
  * @nr_links:	how many of each
+ * @names_sig:	vwc_topo_names_sig()'s number for the entries the scan's
+ *		own readdirs saw (one that came after is not in it): the
+ *		sidecar need not read the names again before a scan it makes
+ *		anyway
  */
 struct vwc_topo {
 	struct vwc_ctrl *ctrls;
@@ -234,6 +240,7 @@ struct vwc_topo {
 	bool sorted;
 	struct vwc_topo_link *links[2];
 	int nr_links[2];
+	uint64_t names_sig;
 };
 
 /**

@@ -134,12 +134,14 @@ double vwc_watch_cpu_now(void)
 void vwc_watch_rescan(struct vwc_sidecar *wr)
 {
 	double t0 = vwc_watch_cpu_now();
-	/* the names before the scan: one that comes during it differs next
-	 * time, and is scanned then */
-	uint64_t sig = vwc_topo_names_sig("/sys");
 	int r;
 
-	if (vwc_model_scan_skips(&wr->model, sig != wr->scanned_sig))
+	/* a re-check's scan is skipped if no device object came or went; a
+	 * reshape (an add or a remove) is scanned whatever the names say,
+	 * so they are not read twice */
+	if (!wr->model.reshape &&
+	    vwc_model_scan_skips(&wr->model,
+				 vwc_topo_names_sig("/sys") != wr->scanned_sig))
 		return;
 	r = vwc_run_rescan(&wr->run);
 	if (r) {
@@ -147,7 +149,9 @@ void vwc_watch_rescan(struct vwc_sidecar *wr)
 		vwc_err("cannot scan NVMe devices: %s", strerror(-r));
 		return;
 	}
-	wr->scanned_sig = sig;
+	/* the names as the scan's own readdirs saw them: one that came
+	 * after differs next time, and is scanned then */
+	wr->scanned_sig = wr->run.topo.names_sig;
 	wr->tf_all = true;	/* the textfile's indexes are the old topology's */
 	wr->model.topo = &wr->run.topo;
 	vwc_model_sync(&wr->model, vwc_watch_now());

@@ -263,7 +263,8 @@ int main(void)
 	/* a multipath head and its path node, both the kernel's: no mark;
 	 * a path node this tool writes: the mark */
 	{
-		char pp[VWC_PATH_LEN], *paths[] = { pp };
+		char pp[VWC_PATH_LEN];
+		const char *paths[] = { pp };
 
 		make_run(&r, idx);
 		r.topo.ns[0].no_vwc = VWC_TRI_YES;
@@ -405,7 +406,7 @@ int main(void)
 	make_run(&r, idx);
 	{
 		char path0[VWC_PATH_LEN], path1[VWC_PATH_LEN];
-		char *paths[] = { path0, path1 };
+		const char *paths[] = { path0, path1 };
 		struct vwc_ns *ns = &r.topo.ns[1];
 		char p[256];
 

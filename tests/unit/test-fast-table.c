@@ -56,7 +56,7 @@ static const struct vwc_model_ops ops = {
 #define MAX_N	120
 
 static char nspath[MAX_N][64], pathv[MAX_N][3][64];
-static char *paths[MAX_N][3];
+static const char *paths[MAX_N][3];
 static int nsctrl[MAX_N][3];
 static unsigned int seed = 1;
 

@@ -746,9 +746,26 @@ int main(void)
 			   strerror(errno));
 			s1 = s0;
 		}
+		/* a scan's own: its readdirs' number, partitions, sda and
+		 * the nvme-fabrics entry as vwc_topo_names_sig() counts them */
+		r = vwc_topo_scan_sysfs(root, &t);
+		ok(!r && t.names_sig == s1,
+		   "names' signature: a scan's own is the names' (%d)", r);
 		snprintf(a, sizeof(a), "%s/class/nvme/nvme99", root);
 		ok(!symlink("x", a) && vwc_topo_names_sig(root) != s1,
 		   "names' signature: a new controller's name: another");
+		{
+			struct vwc_topo t2;
+			int r2 = r ? -1 : vwc_topo_rescan_sysfs(root, &t, &t2);
+
+			ok(!r2 && t2.names_sig == vwc_topo_names_sig(root) &&
+			   t2.names_sig != s1,
+			   "names' signature: a rescan's own has the new name (%d)", r2);
+			if (!r2)
+				vwc_topo_free(&t2);
+		}
+		if (!r)
+			vwc_topo_free(&t);
 		unlink(a);
 		ok(vwc_topo_names_sig(root) == s1,
 		   "names' signature: it gone again: as before");
@@ -788,6 +805,85 @@ int main(void)
 			   "one head, six paths without theirs: scanned (%d), the head alone and whole (%d namespace(s))",
 			   r, t.nr_ns);
 			vwc_topo_free(&t);
+			snprintf(want, sizeof(want), "rm -rf '%s'", root);
+			if (system(want))
+				printf("# could not remove %s\n", root);
+		} else {
+			ok(0, "mkdtemp: %s", strerror(errno));
+		}
+		memcpy(root, saved, sizeof(root));
+	}
+
+	/*
+	 * A rescan puts the entries it carries in the last scan's order and
+	 * sorts only the new ones into them (classdir.c): the same order as
+	 * a scan from nothing, with new heads and paths between the old
+	 * ones, across controllers and under a subsystem; and a last scan
+	 * whose entries are out of order (never made by a scan) is sorted
+	 * in full.
+	 */
+	{
+		char saved[sizeof(root)], name[32];
+		struct vwc_topo t1, t2, t3;
+		int pass, j, same, sorted, r2, r3;
+
+		memcpy(saved, root, sizeof(root));
+		snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
+		if (mkdtemp(root)) {
+			mkdirs("class/nvme");
+			mkdirs("class/block");
+			mkdirs("bus/pci");
+			pci_fn(p0, "0x1b36", "0x0010");
+			ctrl(p0, "nvme0", "QEMU NVMe Ctrl");
+			ctrl(fab, "nvme3", "Linux");
+			ctrl(fab, "nvme12", "Linux");
+			for (pass = 0; pass < 2; pass++) {
+				for (i = 1 + pass; i <= 24; i += 2) {
+					snprintf(name, sizeof(name), "nvme0n%d", i);
+					disk("pci0000:00/0000:00:03.0/nvme/nvme0", name);
+					snprintf(name, sizeof(name), "nvme1n%d", i);
+					disk("virtual/nvme-subsystem/nvme-subsys1", name);
+					snprintf(name, sizeof(name), "nvme1c3n%d", i);
+					disk("virtual/nvme-fabrics/ctl/nvme3", name);
+					snprintf(name, sizeof(name), "nvme1c12n%d", i);
+					disk("virtual/nvme-fabrics/ctl/nvme12", name);
+				}
+				if (!pass)
+					r = vwc_topo_scan_sysfs(root, &t1);
+			}
+			for (pass = 0; pass < 2; pass++) {
+				/* the second time the last scan's first two swapped */
+				if (pass && !r && t1.nr_links[1] > 1) {
+					struct vwc_topo_link l = t1.links[1][0];
+
+					t1.links[1][0] = t1.links[1][1];
+					t1.links[1][1] = l;
+				}
+				r2 = r ? -1 : vwc_topo_rescan_sysfs(root, &t1, &t2);
+				r3 = vwc_topo_scan_sysfs(root, &t3);
+				same = !r2 && !r3 && t2.nr_links[1] == t3.nr_links[1] &&
+				       t2.nr_ns == t3.nr_ns && t3.nr_links[1] == 96;
+				for (j = 0; same && j < t3.nr_links[1]; j++)
+					same = !strcmp(t2.links[1][j].name,
+						       t3.links[1][j].name);
+				for (j = 0; same && j < t3.nr_ns; j++)
+					same = !strcmp(t2.ns[j].name, t3.ns[j].name) &&
+					       t2.ns[j].nr_paths == t3.ns[j].nr_paths;
+				sorted = same;
+				for (j = 1; sorted && j < t2.nr_links[1]; j++)
+					sorted = strcmp(t2.links[1][j - 1].syspath,
+							t2.links[1][j].syspath) < 0;
+				ok(same && sorted,
+				   "rescan with 48 new entries among 48 %s: the order of a scan from nothing (%d entries, %d namespaces)",
+				   pass ? "carried out of order" : "carried",
+				   r2 ? -1 : t2.nr_links[1], r2 ? -1 : t2.nr_ns);
+				if (!r2)
+					vwc_topo_free(&t2);
+				if (!r3)
+					vwc_topo_free(&t3);
+			}
+			if (!r)
+				vwc_topo_free(&t1);
 			snprintf(want, sizeof(want), "rm -rf '%s'", root);
 			if (system(want))
 				printf("# could not remove %s\n", root);
