@@ -629,6 +629,44 @@ static int entry_of(const struct vwc_topo *t, const int *at, int c)
 }
 
 /*
+ * @ns's sysfs directory and its paths' into @fn: the array of paths and
+ * every string in one allocation (@fn->paths, vwc_fast_free_table()),
+ * made again after every scan for each of thousands of namespaces. No
+ * memory for it: the directory alone (the head is written back all the
+ * same), or nothing (nowhere to write).
+ */
+static void fast_ns_copy(struct vwc_fast_ns *fn, const struct vwc_ns *ns)
+{
+	size_t size = (size_t)(ns->nr_paths + 1) * sizeof(*fn->paths), len;
+	char *at;
+	int p;
+
+	if (ns->syspath)
+		size += strlen(ns->syspath) + 1;
+	for (p = 0; p < ns->nr_paths; p++)
+		size += strlen(ns->path_syspath[p]) + 1;
+	fn->paths = malloc(size);
+	if (!fn->paths) {
+		fn->syspath = ns->syspath ? strdup(ns->syspath) : NULL;
+		return;
+	}
+	at = (char *)(fn->paths + ns->nr_paths + 1);
+	fn->syspath = NULL;
+	if (ns->syspath) {
+		len = strlen(ns->syspath) + 1;
+		fn->syspath = memcpy(at, ns->syspath, len);
+		at += len;
+	}
+	for (p = 0; p < ns->nr_paths; p++) {
+		len = strlen(ns->path_syspath[p]) + 1;
+		fn->paths[p] = memcpy(at, ns->path_syspath[p], len);
+		at += len;
+	}
+	fn->paths[p] = NULL;
+	fn->nr_paths = p;
+}
+
+/*
  * Each controller's entry gets the namespaces that reach it, in their
  * order. One pass over the namespaces and their few controllers each,
  * not one over every namespace for each controller: 256 controllers and
@@ -685,7 +723,6 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 		for (k = 0; k < ns->nr_ctrl; k++) {
 			struct vwc_fast_ctrl *fc;
 			struct vwc_fast_ns *fn;
-			int p;
 
 			if ((e = entry_of(t, at, ns->ctrl[k])) < 0)
 				continue;
@@ -694,11 +731,7 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 				continue;
 			fn = &fc->ns[fc->nr_ns++];
 			snprintf(fn->name, sizeof(fn->name), "%s", ns->name);
-			fn->syspath = ns->syspath ? strdup(ns->syspath) : NULL;
-			fn->paths = calloc(ns->nr_paths + 1, sizeof(*fn->paths));
-			for (p = 0; fn->paths && p < ns->nr_paths; p++)
-				if ((fn->paths[p] = strdup(ns->path_syspath[p])))
-					fn->nr_paths = p + 1;
+			fast_ns_copy(fn, ns);
 		}
 	}
 	free(at);

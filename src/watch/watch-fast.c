@@ -55,16 +55,18 @@ int vwc_fast_window_of(const struct vwc_fast_win *w, int n, uint64_t t)
 
 void vwc_fast_free_table(struct vwc_fast_ctrl *tab, int nr)
 {
-	int i, j, k;
+	int i, j;
 
 	for (i = 0; tab && i < nr; i++) {
 		for (j = 0; j < tab[i].nr_ns; j++) {
 			struct vwc_fast_ns *n = &tab[i].ns[j];
 
-			free(n->syspath);
-			for (k = 0; k < n->nr_paths; k++)
-				free(n->paths[k]);
-			free(n->paths);
+			/* the strings are in the paths' allocation; without
+			 * one the directory is its own (fast_ns_copy()) */
+			if (n->paths)
+				free(n->paths);
+			else
+				free(n->syspath);
 		}
 		free(tab[i].ns);
 	}

@@ -36,7 +36,10 @@ struct vwc_fast;
  * struct vwc_fast_ns - a namespace the fast path may write
  * @name:	nvmeXnY
  * @syspath:	its sysfs directory
- * @paths:	its hidden multipath path nodes' sysfs directories
+ * @paths:	its hidden multipath path nodes' sysfs directories, NULL
+ *		ended; in a table (vwc_watch_fast_table()) one allocation
+ *		with every string of the entry, @syspath's too when there
+ *		is one (vwc_fast_free_table())
  * @nr_paths:	how many
  */
 struct vwc_fast_ns {
