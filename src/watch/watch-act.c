@@ -468,14 +468,17 @@ static void evaluate_ctrl(struct vwc_sidecar *wr, int ci)
 		clean = !t->ns[i].wanted || t->ns[i].action != VWC_ACT_FAILED;
 	for (i = 0; i < t->nr_ctrls; i++) {
 		struct vwc_ctrl *tc = &t->ctrls[i];
-		struct vwc_wctrl *c = vwc_model_find_ctrl(&wr->model, tc->name);
+		struct vwc_wctrl *c;
 
-		if (c && tc->wanted)
-			c->clean = clean && tc->probed;
-		if (c && tc->wanted && tc->probed)
+		/* the few evaluated: the model's walked for those alone */
+		if (!tc->wanted ||
+		    !(c = vwc_model_find_ctrl(&wr->model, tc->name)))
+			continue;
+		c->clean = clean && tc->probed;
+		if (tc->probed)
 			vwc_model_learn(c, tc);
 		/* write through waited for the lock: read WCE again then */
-		if (c && tc->wanted && wr->run.lock_busy)
+		if (wr->run.lock_busy)
 			c->wce = true;
 	}
 	for (i = 0; i < t->nr_ns; i++) {
@@ -580,8 +583,14 @@ void vwc_watch_evaluate(struct vwc_sidecar *wr)
 			c->full = c->wce = c->close_check = false;
 			continue;
 		}
-		if (!c->full && !c->wce && !close_check(wr, c, ci))
-			continue;
+		if (!c->full && !c->wce) {
+			double t0 = vwc_watch_cpu_now();
+			bool due = close_check(wr, c, ci);
+
+			w->close_cpu += vwc_watch_cpu_now() - t0;
+			if (!due)
+				continue;
+		}
 		evaluate_ctrl(wr, ci);	/* the others too if the lock is busy */
 	}
 }

@@ -3,6 +3,7 @@
  * The sidecar's model (watch-model.h): controllers, namespaces, what is pending.
  * No I/O here; unit tests drive it with a hand-made topology.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +11,12 @@
 #include "kwatch.h"
 #include "log.h"
 #include "watch-model.h"
+#include "watch-model-int.h"
 
 static const double settle_delay[VWC_MODEL_SETTLE_N] = { 0.3, 1.5, 5.0 };
+
+/* instance numbers vwc_model_find_ctrl() remembers (ida-allocated: small) */
+#define VWC_MODEL_INST_MAX	65536
 
 /* Grow *arr (of *nr elements of size sz) by one zeroed element. */
 static void *grow(void *arr_p, int *nr, size_t sz)
@@ -35,17 +40,57 @@ void vwc_model_init(struct vwc_model *w, struct vwc_topo *topo,
 	w->arg = arg;
 }
 
+/* N of "nvmeN", -1 for any other name or VWC_MODEL_INST_MAX and over */
+static int inst_of(const char *name)
+{
+	int n = 0;
+
+	if (strncmp(name, "nvme", 4) || !isdigit((unsigned char)name[4]))
+		return -1;
+	for (name += 4; isdigit((unsigned char)*name); name++) {
+		n = n * 10 + (*name - '0');
+		if (n >= VWC_MODEL_INST_MAX)
+			return -1;
+	}
+	return *name ? -1 : n;
+}
+
+/* remember where @name's entry is (no memory: not remembered) */
+static void note_at(struct vwc_model *w, int inst, int i)
+{
+	if (inst >= w->nr_at_inst) {
+		int nr = inst < 64 ? 128 : 2 * inst, j;
+		int *arr = realloc(w->at_inst, nr * sizeof(*arr));
+
+		if (!arr)
+			return;
+		for (j = w->nr_at_inst; j < nr; j++)
+			arr[j] = -1;
+		w->at_inst = arr;
+		w->nr_at_inst = nr;
+	}
+	w->at_inst[inst] = i;
+}
+
 struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name)
 {
-	int i;
+	int inst = inst_of(name), i;
 
-	for (i = 0; i < w->nr_ctrl; i++)
-		if (!strcmp(w->ctrl[i].name, name))
+	if (inst >= 0 && inst < w->nr_at_inst) {
+		i = w->at_inst[inst];
+		if (i >= 0 && i < w->nr_ctrl && !strcmp(w->ctrl[i].name, name))
 			return &w->ctrl[i];
+	}
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (!strcmp(w->ctrl[i].name, name)) {
+			if (inst >= 0)
+				note_at(w, inst, i);
+			return &w->ctrl[i];
+		}
 	return NULL;
 }
 
-static struct vwc_wctrl *find_instance(struct vwc_model *w, int instance)
+struct vwc_wctrl *vwc_model_find_instance(struct vwc_model *w, int instance)
 {
 	int i;
 
@@ -110,9 +155,11 @@ void vwc_model_free(struct vwc_model *w)
 			w->ops->ns_gone(w, w->ns[i].name);
 	free(w->ctrl);
 	free(w->ns);
+	free(w->at_inst);
 	w->ctrl = NULL;
 	w->ns = NULL;
-	w->nr_ns = 0;
+	w->at_inst = NULL;
+	w->nr_ns = w->nr_at_inst = 0;
 }
 
 /* @fn(c, now) for every watched controller reaching namespace @name */
@@ -342,163 +389,6 @@ void vwc_model_sync(struct vwc_model *w, double now)
 		qsort(w->ns, w->nr_ns, sizeof(*w->ns), cmp_wns);
 }
 
-/* Pending entry @i given up on: its completion is still listened to. */
-static void expire_one(struct vwc_wctrl *c, int i)
-{
-	c->expired[c->expired_next] = (int64_t)c->pending[i].cid + 1;
-	c->expired_next = (c->expired_next + 1) % VWC_MODEL_EXPIRED_N;
-	c->pending[i] = c->pending[--c->nr_pending];
-}
-
-static void expire(struct vwc_wctrl *c)
-{
-	while (c->nr_pending)
-		expire_one(c, c->nr_pending - 1);
-}
-
-/* One controller's part of a kernel event. Return: write back it now. */
-static bool note_one(struct vwc_wctrl *c, const struct vwc_kw_event *ev,
-		     double now)
-{
-	bool uring = ev->ctrl < 0 && !ev->cid;
-	struct vwc_wpending *p;
-	int i;
-
-	if (ev->kind == VWC_KW_SET_FEATURES) {
-		if (ev->fid != 0x06)
-			return false;
-		if (!uring)
-			vwc_info("%s: Set Features 06h WCE=%u submitted (%s %u)",
-				 c->name, ev->cdw11 & 1,
-				 ev->ctrl < 0 ? "thread" : "cid", ev->cid);
-		else
-			vwc_info("%s: Set Features 06h WCE=%u submitted through io_uring",
-				 c->name, ev->cdw11 & 1);
-		/* full: the oldest entry goes, its late completion still
-		 * counts; any entry left keeps the controller "unknown" */
-		if (c->nr_pending == VWC_MODEL_PENDING_N)
-			expire_one(c, 0);
-		p = &c->pending[c->nr_pending++];
-		p->cid = ev->cid;
-		p->wce = ev->cdw11 & 1;
-		p->uring = uring;
-		c->pending_since = now;
-		c->wce = true;
-		if (!(ev->cdw11 & 1))
-			return false;
-		c->wb_since = (double)ev->time / 1e9;
-		return true;
-	}
-	for (i = 0; i < c->nr_pending; i++) {
-		if (c->pending[i].uring != uring ||
-		    c->pending[i].cid != ev->cid)
-			continue;
-		c->wce = true;
-		if (uring) {	/* it ends when WCE reads its value */
-			vwc_info("%s: an io_uring command completed: reading WCE",
-				 c->name);
-			return false;
-		}
-		c->pending[i] = c->pending[--c->nr_pending];
-		vwc_info("%s: Set Features 06h completed (%s %u)", c->name,
-			 ev->ctrl < 0 ? "thread" : "cid", ev->cid);
-		return false;
-	}
-	/* late: the pending timeout had given up on it; once per cid */
-	for (i = 0; i < VWC_MODEL_EXPIRED_N; i++) {
-		if (c->expired[i] != (int64_t)ev->cid + 1)
-			continue;
-		c->expired[i] = 0;
-		c->wce = true;
-		vwc_info("%s: late completion of a Set Features 06h (%s %u): reading WCE",
-			 c->name, ev->ctrl < 0 ? "thread" : "cid", ev->cid);
-		break;
-	}
-	return false;
-}
-
-void vwc_model_confirm(struct vwc_wctrl *c, enum vwc_tri wce)
-{
-	int i;
-
-	if (wce == VWC_TRI_UNKNOWN)
-		return;
-	for (i = 0; i < c->nr_pending; i++) {
-		if (!c->pending[i].uring ||
-		    c->pending[i].wce != (wce == VWC_TRI_YES))
-			continue;
-		vwc_info("%s: WCE reads %u: the io_uring Set Features 06h took effect",
-			 c->name, c->pending[i].wce);
-		c->pending[i--] = c->pending[--c->nr_pending];
-	}
-}
-
-static struct vwc_wctrl *find_queue(struct vwc_model *w, uint64_t q)
-{
-	int i;
-
-	for (i = 0; q && i < w->nr_ctrl; i++)
-		if (w->ctrl[i].admin_q == q)
-			return &w->ctrl[i];
-	return NULL;
-}
-
-int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
-			  double now)
-{
-	struct vwc_wctrl *c;
-	int i, n = 0;
-
-	w->kernel_events++;
-	if (ev->kind == VWC_KW_LOST) {
-		vwc_warn("kernel events lost: reading every cache state again");
-		for (i = 0; i < w->nr_ctrl; i++)
-			w->ctrl[i].wce = true;
-		return 0;
-	}
-	if (ev->ctrl >= 0) {		/* tracepoints: the instance */
-		c = find_instance(w, ev->ctrl);
-		if (!c)
-			return 0;
-	} else {			/* kprobes: the admin queue */
-		c = find_queue(w, ev->q);
-	}
-	if (c) {
-		c->wb_now = note_one(c, ev, now);
-		return c->wb_now;
-	}
-	/*
-	 * A controller not known by its queue (not learned yet, or io_uring
-	 * on a kernel without BTF): it may be any of them. Each takes the
-	 * event as its own: WCE=1 puts every one in write back now, and each
-	 * reads WCE again.
-	 */
-	if (ev->kind == VWC_KW_SET_FEATURES && ev->fid == 0x06)
-		vwc_info("Set Features 06h WCE=%u on a controller not known by its queue (%s): taken as every controller's",
-			 ev->cdw11 & 1, ev->cid || ev->q ? "not learned yet" :
-			 "io_uring, no queue named");
-	for (i = 0; i < w->nr_ctrl; i++) {
-		c = &w->ctrl[i];
-		c->wb_now = note_one(c, ev, now);
-		n += c->wb_now;
-	}
-	return n;
-}
-
-void vwc_model_learn_queue(struct vwc_model *w, struct vwc_wctrl *c,
-			   uint64_t q)
-{
-	int i;
-
-	/* a queue freed and allocated again belongs to the last learner */
-	for (i = 0; i < w->nr_ctrl; i++)
-		if (&w->ctrl[i] != c && w->ctrl[i].admin_q == q)
-			w->ctrl[i].admin_q = 0;
-	if (c->admin_q != q)
-		vwc_dbg("%s: admin queue learned", c->name);
-	c->admin_q = q;
-}
-
 void vwc_model_safety_net(struct vwc_model *w)
 {
 	int i;
@@ -661,7 +551,7 @@ double vwc_model_timers(struct vwc_model *w, double now)
 		if (c->pending_since + VWC_MODEL_PENDING_S <= now) {
 			vwc_info("%s: no completion seen for %d Set Features 06h: reading WCE",
 				 c->name, c->nr_pending);
-			expire(c);
+			vwc_model_expire(c);
 			c->wce = true;
 		} else {
 			due_min(&due, c->pending_since + VWC_MODEL_PENDING_S);

@@ -235,6 +235,12 @@ struct vwc_model_ops {
  * @publish:	something was seen: the textfile is to be rewritten
  * @ctrl:	the controllers watched
  * @nr_ctrl:	how many
+ * @at_inst:	by instance number N of nvmeN, the index in @ctrl where
+ *		vwc_model_find_ctrl() last found it: a hint, checked
+ *		against the name at every use (walked on a miss), so
+ *		that the finds of every event, scan and evaluation do not
+ *		walk hundreds of controllers at fabrics scale
+ * @nr_at_inst:	its room
  * @ns:		the namespaces watched, in the order of their names after
  *		each vwc_model_sync() (vwc_model_find_ns() bisects)
  * @nr_ns:	how many
@@ -261,6 +267,8 @@ struct vwc_model_ops {
  * @closes_confirmed: close checks that found WCE as known (no
  *		evaluation), for the log
  * @eval_cpu:	CPU seconds spent evaluating, for the log
+ * @close_cpu:	CPU seconds spent in close checks (Get Features 06h, the
+ *		modes read), for the log
  * @read_cpu:	CPU seconds spent reading the event sources (with the
  *		write back the fast path's messages call for), for the log
  */
@@ -270,6 +278,8 @@ struct vwc_model {
 	void *arg;
 	struct vwc_wctrl *ctrl;
 	int nr_ctrl;
+	int *at_inst;
+	int nr_at_inst;
 	struct vwc_wns *ns;
 	int nr_ns;
 	bool rescan;
@@ -282,7 +292,7 @@ struct vwc_model {
 	unsigned long events, evaluations, kernel_events, rescans;
 	unsigned long rescans_skipped, udev_events, kernel_uevents;
 	unsigned long full_evaluations, closes_confirmed;
-	double eval_cpu, read_cpu;
+	double eval_cpu, read_cpu, close_cpu;
 };
 
 /**

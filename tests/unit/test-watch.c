@@ -158,6 +158,64 @@ static void test_find_ns(void)
 	vwc_model_free(&w);
 }
 
+/*
+ * Many controllers: each found by its name (the model remembers where by
+ * instance number, and checks), after some went (the last entry moves
+ * into a hole: what was remembered for it is wrong then) and others
+ * came; names that are no controller's (a namespace, no number, one too
+ * large to remember, a leading zero) are not found.
+ */
+static void test_find_ctrl(void)
+{
+	static struct vwc_ctrl many[48];
+	static const char *const odd[] = { "nvme3n1", "nvmeX", "nvme",
+					   "nvme99999999999", "nvme07" };
+	struct vwc_model w;
+	struct vwc_topo t;
+	int i, found = 0, absent = 0, twice;
+
+	memset(&t, 0, sizeof(t));
+	memset(many, 0, sizeof(many));
+	for (i = 0; i < 48; i++)	/* nvme0, nvme29, nvme10, ... */
+		snprintf(many[i].name, sizeof(many[i].name), "nvme%d",
+			 (i * 29) % 48);
+	t.ctrls = many;
+	t.nr_ctrls = 40;
+	vwc_model_init(&w, &t, NULL, NULL);
+	vwc_model_sync(&w, 0);
+	for (twice = 0; twice < 2; twice++)	/* walked, then remembered */
+		for (i = 0; i < 40; i++)
+			found += vwc_model_find_ctrl(&w, many[i].name) &&
+				 !strcmp(vwc_model_find_ctrl(&w, many[i].name)->name,
+					 many[i].name);
+	ok(found == 80 && w.nr_ctrl == 40,
+	   "find_ctrl: 40 of 40 found twice (%d)", found);
+	/* every third goes (the last entry moves into its place) */
+	for (i = 0; i < 40; i += 3)
+		vwc_model_note_gone(&w, many[i].name);
+	for (i = found = 0; i < 40; i++) {
+		struct vwc_wctrl *c = vwc_model_find_ctrl(&w, many[i].name);
+
+		if (i % 3 == 0)
+			absent += !c;
+		else
+			found += c && !strcmp(c->name, many[i].name);
+	}
+	for (i = 0; i < 5; i++)
+		absent += !vwc_model_find_ctrl(&w, odd[i]);
+	ok(found == 26 && absent == 14 + 5 && w.nr_ctrl == 26,
+	   "find_ctrl: after 14 went, the 26 left found where each is now, the gone and odd names not (%d, %d)",
+	   found, absent);
+	/* the 14 and 8 more come back (at the end), every one found */
+	t.nr_ctrls = 48;
+	vwc_model_sync(&w, 0);
+	for (i = found = 0; i < w.nr_ctrl; i++)
+		found += vwc_model_find_ctrl(&w, w.ctrl[i].name) == &w.ctrl[i];
+	ok(found == 48 && w.nr_ctrl == 48,
+	   "find_ctrl: 22 came, each of the 48 found at its place (%d)", found);
+	vwc_model_free(&w);
+}
+
 int main(void)
 {
 	struct vwc_kw_event sf = { VWC_KW_SET_FEATURES, 0, 7, 0x06, 1, 0, 0 };
@@ -728,5 +786,6 @@ int main(void)
 	ok(w.nr_ctrl == 0 && gone == 6 + 0 && ns_gone == 2,
 	   "free: every controller and namespace let go");
 	test_find_ns();
+	test_find_ctrl();
 	return tap_done();
 }
