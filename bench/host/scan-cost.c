@@ -24,6 +24,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <libudev.h>
+
+#include "classdir.h"
+#include "quirk-db.h"
 #include "topo.h"
 #include "watch-act.h"
 #include "watch-fast.h"
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
 {
 	struct vwc_topo t[2];
 	struct vwc_model w;
-	double scan = 0, sync = 0, t0;
+	double scan = 0, sync = 0, sig = 0, cls[2] = { 0, 0 }, t0;
 	long flt = 0, f0;
 	int n, i, r;
 
@@ -175,6 +179,44 @@ int main(int argc, char **argv)
 	       w.topo->nr_ctrls, w.topo->nr_ns,
 	       n > 1 ? scan * 1000 / (n - 1) : 0.0, n > 1 ? flt / (n - 1) : 0L,
 	       n - 1, sync * 1000 / n, n);
+	for (i = 0; i < n; i++) {
+		struct vwc_topo_link *e;
+		char dir[VWC_PATH_LEN];
+		int ne, nh;
+
+		t0 = cpu_now();
+		vwc_topo_names_sig(argv[1]);
+		sig += cpu_now() - t0;
+		/* what a rescan reads: every controller's link, and the
+		 * block devices' entries with their links carried */
+		snprintf(dir, sizeof(dir), "%s/class/nvme", argv[1]);
+		t0 = cpu_now();
+		if (!vwc_classdir_read(dir, true, NULL, NULL, NULL, 0, &e, &ne,
+				       &nh, NULL))
+			vwc_classdir_free(e, ne);
+		cls[0] += cpu_now() - t0;
+		snprintf(dir, sizeof(dir), "%s/class/block", argv[1]);
+		t0 = cpu_now();
+		if (!vwc_classdir_read(dir, false, NULL, NULL, w.topo->links[1],
+				       w.topo->nr_links[1], &e, &ne, &nh, NULL))
+			vwc_classdir_free(e, ne);
+		cls[1] += cpu_now() - t0;
+	}
+	{
+		struct udev *udev = udev_new();
+		double q = 0;
+
+		for (i = 0; udev && i < n; i++) {
+			t0 = cpu_now();
+			vwc_quirks_fill(udev, w.topo);
+			q += cpu_now() - t0;
+		}
+		printf("after a scan, each controller's quirks (vwc_quirks_fill(), as vwc_run_rescan() does): %.2f ms CPU (mean of %d)\n",
+		       q * 1000 / n, n);
+		udev_unref(udev);
+	}
+	printf("of a rescan: class/nvme read (every link) %.2f ms, class/block read (links carried) %.2f ms; the names' signature alone (vwc_topo_names_sig()) %.2f ms (CPU, means of %d)\n",
+	       cls[0] * 1000 / n, cls[1] * 1000 / n, sig * 1000 / n, n);
 	printf("the fast path's table after a scan: %.2f ms CPU (mean of %d)\n",
 	       fast_table_cost(&w, n), n);
 	if (argc == 4)
