@@ -168,20 +168,19 @@ static int watch_start(struct vwc_sidecar *wr, const struct vwc_opts *o,
 {
 	struct vwc_kwatch *kw;
 	char why[300];
-	uint64_t sig;
 	int r;
 
 	memset(wr, 0, sizeof(*wr));
 	wr->src.ifd = -1;
 	wr->textfile = o->textfile;
-	/* the names before the first scan (as vwc_watch_rescan() reads them) */
-	sig = vwc_topo_names_sig("/sys");
 	r = vwc_run_init(&wr->run, "watch", cfg);
 	if (r) {
 		vwc_err("watch: cannot scan NVMe devices: %s", strerror(-r));
 		return r;
 	}
-	wr->scanned_sig = sig;
+	/* the names as the first scan's readdirs saw them (as
+	 * vwc_watch_rescan() keeps them) */
+	wr->scanned_sig = wr->run.topo.names_sig;
 	wr->run.keep_restored = true;
 	vwc_model_init(&wr->model, &wr->run.topo, &vwc_watch_ops, wr);
 	r = vwc_src_open(&wr->src, wr->run.udev);

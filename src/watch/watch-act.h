@@ -41,8 +41,8 @@ struct vwc_tf_ns {
  * @src:	the event sources
  * @textfile:	node_exporter textfile, or NULL
  * @scanned_sig: the device objects under /sys/class/nvme and
- *		/sys/class/block (vwc_topo_names_sig()) as read before the
- *		last scan that succeeded
+ *		/sys/class/block (vwc_topo_names_sig()) as the last scan
+ *		that succeeded read them (&vwc_topo.names_sig)
  * @lock_fails:	evaluations in a row that could not take the writers'
  *		lock for an error of its own (not another writer's hold)
  * @tf_ns:	the textfile's write_cache of each namespace of @run's

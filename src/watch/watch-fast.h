@@ -37,9 +37,12 @@ struct vwc_fast;
  * @name:	nvmeXnY
  * @syspath:	its sysfs directory
  * @paths:	its hidden multipath path nodes' sysfs directories, NULL
- *		ended; in a table (vwc_watch_fast_table()) one allocation
+ *		ended. In a table (vwc_watch_fast_table()) one allocation
  *		with every string of the entry, @syspath's too when there
- *		is one (vwc_fast_free_table())
+ *		is one, and @syspath alone allocated when there is not:
+ *		vwc_fast_free_table() frees them so, and a table made
+ *		otherwise must be made the same way. The thread's own copies
+ *		(one allocation a string) are freed by the thread.
  * @nr_paths:	how many
  */
 struct vwc_fast_ns {

@@ -458,8 +458,9 @@ void vwc_model_rescanned(struct vwc_model *w, double cost);
  * @w:		model
  * @names_changed: a device object under /sys/class/nvme or
  *		/sys/class/block came or went since the last scan (its name
- *		and inode number: vwc_topo_names_sig(), read before the
- *		scan, so that one coming during it is seen next time)
+ *		and inode number: vwc_topo_names_sig(), against the number
+ *		of what that scan's own readdirs saw, so that one coming
+ *		during it is seen next time)
  *
  * The re-checks after a reset, a reconnect or a controller's add (its
  * settle timers: 0.3, 1.5 and 5 s) ask for a scan in case the kernel
