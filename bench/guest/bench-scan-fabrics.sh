@@ -22,7 +22,6 @@ nl_setup bench-scan-fabrics a 1 2
 mkdir -p /etc/udev/rules.d
 echo 'ENV{NVME_VWC_SYNC}="0"' >/etc/udev/rules.d/70-nvme-vwc-sync-off.rules
 start_udev >/dev/null 2>&1 || setup_fail "udevd"
-ulimit -n 65536 2>/dev/null || true
 for s in $(seq 1 "$S"); do
 	for p in 1 2; do
 		printf 'transport=loop,traddr=%s,nqn=nqn.2026-12.org.vwc:a%s,hostnqn=%s,hostid=%s' \
