@@ -148,6 +148,38 @@ static const struct vwc_ns *n_by(const struct vwc_topo *t, const char *n)
 	return i < 0 ? NULL : &t->ns[i];
 }
 
+/*
+ * A tree of its own for one test (@saved: the main one's root, put back by
+ * root_drop()): its class directories and nvme0 behind the PCI function
+ * @pci. Return: 0, or -1 (said) if none could be made.
+ */
+static int root_fresh(char *saved, const char *pci)
+{
+	memcpy(saved, root, sizeof(root));
+	snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
+	if (!mkdtemp(root)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		memcpy(root, saved, sizeof(root));
+		return -1;
+	}
+	mkdirs("class/nvme");
+	mkdirs("class/block");
+	mkdirs("bus/pci");
+	pci_fn(pci, "0x1b36", "0x0010");
+	ctrl(pci, "nvme0", "QEMU NVMe Ctrl");
+	return 0;
+}
+
+static void root_drop(const char *saved)
+{
+	char cmd[sizeof(root) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# could not remove %s\n", root);
+	memcpy(root, saved, sizeof(root));
+}
+
 /* the scan's kept class entry @n of class/nvme (@k 0) or class/block (1) */
 static int link_by(const struct vwc_topo *t, int k, const char *n)
 {
@@ -783,14 +815,7 @@ int main(void)
 	{
 		char saved[sizeof(root)], name[32];
 
-		memcpy(saved, root, sizeof(root));
-		snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
-		if (mkdtemp(root)) {
-			mkdirs("class/nvme");
-			mkdirs("class/block");
-			mkdirs("bus/pci");
-			pci_fn(p0, "0x1b36", "0x0010");
-			ctrl(p0, "nvme0", "QEMU NVMe Ctrl");
+		if (!root_fresh(saved, p0)) {
 			disk("pci0000:00/0000:00:03.0/nvme/nvme0", "nvme0n1");
 			for (i = 1; i <= 6; i++) {
 				snprintf(name, sizeof(name), "nvme7c0n%d", i);
@@ -805,13 +830,8 @@ int main(void)
 			   "one head, six paths without theirs: scanned (%d), the head alone and whole (%d namespace(s))",
 			   r, t.nr_ns);
 			vwc_topo_free(&t);
-			snprintf(want, sizeof(want), "rm -rf '%s'", root);
-			if (system(want))
-				printf("# could not remove %s\n", root);
-		} else {
-			ok(0, "mkdtemp: %s", strerror(errno));
+			root_drop(saved);
 		}
-		memcpy(root, saved, sizeof(root));
 	}
 
 	/*
@@ -827,14 +847,7 @@ int main(void)
 		struct vwc_topo t1, t2, t3;
 		int pass, j, same, sorted, r2, r3;
 
-		memcpy(saved, root, sizeof(root));
-		snprintf(root, sizeof(root), "/tmp/vwc-topo-XXXXXX");
-		if (mkdtemp(root)) {
-			mkdirs("class/nvme");
-			mkdirs("class/block");
-			mkdirs("bus/pci");
-			pci_fn(p0, "0x1b36", "0x0010");
-			ctrl(p0, "nvme0", "QEMU NVMe Ctrl");
+		if (!root_fresh(saved, p0)) {
 			ctrl(fab, "nvme3", "Linux");
 			ctrl(fab, "nvme12", "Linux");
 			for (pass = 0; pass < 2; pass++) {
@@ -884,13 +897,8 @@ int main(void)
 			}
 			if (!r)
 				vwc_topo_free(&t1);
-			snprintf(want, sizeof(want), "rm -rf '%s'", root);
-			if (system(want))
-				printf("# could not remove %s\n", root);
-		} else {
-			ok(0, "mkdtemp: %s", strerror(errno));
+			root_drop(saved);
 		}
-		memcpy(root, saved, sizeof(root));
 	}
 
 	/* a missing class directory (no nvme driver) is an empty host */
