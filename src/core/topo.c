@@ -575,17 +575,17 @@ static bool in_scope(void *arg, const char *name, enum vwc_kind kind)
  * The entries of <sysfs>/class/<class> that name a controller (@ctrls) or
  * a namespace or multipath path (!@ctrls), each as its real path, handed
  * to @add sorted by that path (the order libudev's enumerator gives); kept
- * in the result for the next scan (vwc_topo_rescan_sysfs()).
+ * in the result for the next scan (vwc_topo_rescan_sysfs()); *@sig, the
+ * class directory's signature as read (vwc_classdir_read()).
  */
 static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 		      bool ctrls,
 		      int (*add)(struct scan *, const char *, const char *,
-				 const char *, uint64_t))
+				 const char *, uint64_t), uint64_t *sig)
 {
 	char dir[VWC_PATH_LEN], top[VWC_PATH_LEN];
 	int i, n = 0, heads = 0, r, k = ctrls ? 0 : 1;
 	struct vwc_topo_link *e = NULL;
-	uint64_t sig;
 
 	snprintf(dir, sizeof(dir), "%s/class/%s", sysfs, class);
 	snprintf(top, sizeof(top), "%s/devices", sysfs);
@@ -595,9 +595,7 @@ static int scan_class(struct scan *sc, const char *sysfs, const char *class,
 			      (void *)sc->scope,
 			      sc->prev && !ctrls ? sc->prev->links[k] : NULL,
 			      sc->prev && !ctrls ? sc->prev->nr_links[k] : 0,
-			      &e, &n, &heads, &sig);
-	/* vwc_topo_names_sig()'s number, of what this scan read */
-	sc->t->names_sig = ctrls ? sig * 31 : sc->t->names_sig + sig;
+			      &e, &n, &heads, sig);
 	if (!r && n)
 		r = scan_reserve(sc, ctrls, n, heads);
 	for (i = 0; !r && i < n; i++)
@@ -623,10 +621,17 @@ static int cmp_ns(const void *a, const void *b)
 			  ((const struct vwc_ns *)b)->name);
 }
 
+/* the two class directories' signatures as one (vwc_topo_names_sig()) */
+static uint64_t names_sig(uint64_t nvme, uint64_t block)
+{
+	return nvme * 31 + block;
+}
+
 static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 		const struct vwc_topo *prev)
 {
 	struct scan sc = { .t = t, .scope = scope, .prev = prev };
+	uint64_t sig_nvme, sig_block;
 	void *arr;
 	int r, i;
 
@@ -635,7 +640,7 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 		sc.prev = NULL;
 	memset(t, 0, sizeof(*t));
 	snprintf(t->sysfs, sizeof(t->sysfs), "%s", sysfs);
-	r = scan_class(&sc, sysfs, "nvme", true, add_ctrl);
+	r = scan_class(&sc, sysfs, "nvme", true, add_ctrl, &sig_nvme);
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
@@ -644,10 +649,12 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 	if (scope)
 		scope_numbers(scope, t);
 	sc.cap = 0;
-	r = scan_class(&sc, sysfs, "block", false, add_disk);
+	r = scan_class(&sc, sysfs, "block", false, add_disk, &sig_block);
 	free(sc.slot);
 	if (r)
 		goto fail;
+	/* of what this scan read: one that came after is not in it */
+	t->names_sig = names_sig(sig_nvme, sig_block);
 	/* drop path nodes whose head is gone (being removed), and in a
 	 * scoped scan what turned out not to be in scope */
 	for (i = 0; i < t->nr_ns; i++) {
@@ -685,9 +692,9 @@ uint64_t vwc_topo_names_sig(const char *sysfs)
 	uint64_t sig;
 
 	snprintf(dir, sizeof(dir), "%s/class/nvme", sysfs);
-	sig = vwc_classdir_sig(dir) * 31;
+	sig = vwc_classdir_sig(dir);	/* read first, as a scan reads it */
 	snprintf(dir, sizeof(dir), "%s/class/block", sysfs);
-	return sig + vwc_classdir_sig(dir);
+	return names_sig(sig, vwc_classdir_sig(dir));
 }
 
 int vwc_topo_scan_sysfs(const char *sysfs, struct vwc_topo *t)
