@@ -100,9 +100,14 @@ static int blk_write(const char *syspath, enum vwc_mode mode)
 	if (r)
 		return r;
 	r = vwc_blk_read(syspath, &now);
-	if (r)
+	if (r || now == mode)
 		return r;
-	return now == mode ? 0 : -EIO;
+	/*
+	 * Write through always takes: reading write back, another writer's
+	 * write came after ours (the sidecar's while a Set Features 06h is
+	 * in flight, without the lock; a kernel's rescan)
+	 */
+	return mode == VWC_MODE_WRITE_THROUGH ? -EAGAIN : -EIO;
 }
 
 /* Records: <rundir>/changed/<name> = "original=<mode>\nset=<mode>\n" */
@@ -280,6 +285,15 @@ static void record_change(const char *name, enum vwc_mode before,
 			 dir, strerror(-r));
 }
 
+/* blk_write()'s -EAGAIN: whose write it was, as far as can be told */
+#define OVERTAKEN_BY " (a Set Features 06h in flight, or the kernel's rescan)"
+
+static const char *write_strerror(int r)
+{
+	return r == -EAGAIN ? "another writer put write back in its place" :
+			      strerror(-r);
+}
+
 static const char *node_name(const char *syspath)
 {
 	const char *s = strrchr(syspath, '/');
@@ -349,7 +363,7 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 			if (!head)
 				vwc_warn("%s: path node %s: cannot set %s: %s",
 					 ns->name, node_name(sp),
-					 vwc_mode_str(mode), strerror(-r));
+					 vwc_mode_str(mode), write_strerror(r));
 			if (!first) {
 				first = r;
 				if (bad)
@@ -415,6 +429,7 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	ns->decision = d;
 	ns->errmsg[0] = '\0';
 	ns->kernel_held = false;
+	ns->overtaken = false;
 	ns->written = 0;
 	r = vwc_blk_read(ns->syspath, &ns->before);
 	if (r) {
@@ -462,21 +477,26 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	}
 	if (r) {
 		ns->action = VWC_ACT_FAILED;
+		ns->overtaken = r == -EAGAIN;
 		if (bad == ns->syspath)
 			snprintf(ns->errmsg, sizeof(ns->errmsg),
-				 "cannot set %s: %s", vwc_mode_str(d.mode),
-				 strerror(-r));
+				 "cannot set %s: %s%s", vwc_mode_str(d.mode),
+				 write_strerror(r),
+				 ns->overtaken ? OVERTAKEN_BY : "");
 		else
 			snprintf(ns->errmsg, sizeof(ns->errmsg),
-				 "cannot set %s on path node %s: %s",
+				 "cannot set %s on path node %s: %s%s",
 				 vwc_mode_str(d.mode), node_name(bad),
-				 strerror(-r));
+				 write_strerror(r),
+				 ns->overtaken ? OVERTAKEN_BY : "");
 		/* never leave it half-way in the unsafe direction */
 		if (d.mode == VWC_MODE_WRITE_THROUGH)
 			write_nodes(ns, VWC_MODE_WRITE_BACK, NULL, NULL);
 		if (vwc_blk_read(ns->syspath, &ns->after))
 			ns->after = VWC_MODE_NONE;
-		vwc_err("%s: %s", ns->name, ns->errmsg);
+		/* the engine tries once more, and says it if that fails */
+		vwc_log(ns->overtaken ? LOG_INFO : LOG_ERR, "%s: %s", ns->name,
+			ns->errmsg);
 		return r;
 	}
 	if (vwc_blk_read(ns->syspath, &ns->after))

@@ -58,7 +58,10 @@ int vwc_blk_kernel_wc(const char *syspath);
  * set, the action is "unchanged", and it is no error here: the caller
  * decides whether it may stand (vwc_policy_kernel_may_hold()). Only a
  * write through this tool made there itself is taken back (its flag
- * would outlive the kernel's own rescan on 6.11 and later).
+ * would outlive the kernel's own rescan on 6.11 and later). Write through
+ * read back as write back means another writer wrote after us: -EAGAIN,
+ * @ns->overtaken set, logged at info level only (vwc_run_apply() reads
+ * WCE again, tries once more, and says it if that fails too).
  *
  * Return: 0 or a negative errno (also reported in @ns->errmsg).
  */

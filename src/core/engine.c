@@ -18,6 +18,9 @@
 #include "quirk-db.h"
 #include "resolve.h"
 
+/* write through overtaken by another writer: how long before once more */
+#define VWC_OVERTAKEN_WAIT_MS	50
+
 /*
  * The subsystem NQNs of @args, for a scan of their subsystems alone; 0
  * when one of them cannot be resolved or has none (every controller is
@@ -461,6 +464,87 @@ static void mark_found(struct vwc_run *r)
 	}
 }
 
+/*
+ * Step 2's decision for @ns, on WCE read under the lock, in @d. Return:
+ * false when the kernel, which reads WCE itself, does it (nothing to
+ * write).
+ */
+static bool decide_locked(struct vwc_run *r, struct vwc_ns *ns,
+			  struct vwc_decision *d)
+{
+	*d = decide_ns(r, ns);
+	/* a controller this run never read may reach it */
+	if (d->mode == VWC_MODE_WRITE_THROUGH &&
+	    !vwc_reason_ns_no_cache(d->reason) &&
+	    vwc_topo_new_peer(&r->topo, ns)) {
+		vwc_info("%s: a controller joined its subsystem during the run: kept in write back",
+			 ns->name);
+		*d = (struct vwc_decision){ VWC_MODE_WRITE_BACK,
+					    VWC_REASON_WCE_UNKNOWN };
+	}
+	return !vwc_aside_kernel_wt(&r->topo, ns, *d);
+}
+
+/*
+ * Write through read back as write back (@ns->overtaken): another writer
+ * wrote after us, most often the sidecar, which writes write back without
+ * the lock while a Set Features 06h is in flight (set-cache off's own
+ * WCE=0 among them). Once, after VWC_OVERTAKEN_WAIT_MS for that command to
+ * complete: WCE of its controllers read again, decided again, written
+ * again. @again is scratch, one bool a controller, left all false when
+ * used. Return: the change to
+ * the run's failures: one less for each of @nsv mended, one more for each
+ * controller whose WCE cannot be read now (its namespaces stay in write
+ * back, as under the lock).
+ */
+static int overtaken_again(struct vwc_run *r, struct vwc_ns *const *nsv,
+			   struct vwc_decision *dv, int n, bool *again)
+{
+	struct vwc_topo *t = &r->topo;
+	int i, ret, delta = 0;
+	bool any = false;
+
+	for (i = 0; i < n && !any; i++)
+		any = nsv[i]->overtaken;
+	if (!any)
+		return 0;
+	memset(again, 0, (t->nr_ctrls + 1) * sizeof(*again));
+	for (i = 0; i < n; i++) {
+		if (!nsv[i]->overtaken)
+			continue;
+		vwc_notice("%s: %s: WCE read again, once more in %d ms",
+			 nsv[i]->name, nsv[i]->errmsg, VWC_OVERTAKEN_WAIT_MS);
+		mark_reachers(t, nsv[i], again);
+	}
+	usleep(VWC_OVERTAKEN_WAIT_MS * 1000);
+	for (i = 0; i < t->nr_ctrls; i++)
+		if (again[i] && vwc_probe_ctrl_wce(r, &t->ctrls[i]))
+			delta++;
+	vwc_topo_link_reach(t);
+	for (i = 0; i < n; i++) {
+		struct vwc_ns *ns = nsv[i];
+		enum vwc_mode before = ns->before;
+
+		if (!ns->overtaken)
+			continue;
+		ns->overtaken = false;
+		ret = decide_locked(r, ns, &dv[i]) ?
+		      vwc_blk_apply(ns, dv[i], false) : 0;
+		/* report the run as a whole: from what it found */
+		ns->before = before;
+		if (ret) {
+			if (ns->overtaken)	/* said at info level */
+				vwc_err("%s: %s, twice", ns->name, ns->errmsg);
+			continue;
+		}
+		ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
+						   VWC_ACT_CHANGED;
+		delta--;
+	}
+	memset(again, 0, (t->nr_ctrls + 1) * sizeof(*again));
+	return delta;
+}
+
 int vwc_run_apply(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
@@ -512,6 +596,8 @@ int vwc_run_apply(struct vwc_run *r)
 		dv[n++] = d;
 	}
 	failed += vwc_blk_apply_many(nsv, dv, n, r->dry_run);
+	/* write through by a namespace's own bit */
+	failed += overtaken_again(r, nsv, dv, n, again);
 	/* write back the kernel refused: may it stand? (aside.h) */
 	failed += vwc_aside_held(t, nsv, dv, n, r->dry_run, reread_wce, r);
 	/* 2. write through under the writers' lock, on facts read under it */
@@ -549,21 +635,11 @@ int vwc_run_apply(struct vwc_run *r)
 				if (!later[i])
 					continue;
 				nsv[n] = &t->ns[i];
-				dv[n] = decide_ns(r, &t->ns[i]);
-				/* a controller this run never read may reach it */
-				if (dv[n].mode == VWC_MODE_WRITE_THROUGH &&
-				    !vwc_reason_ns_no_cache(dv[n].reason) &&
-				    vwc_topo_new_peer(t, &t->ns[i])) {
-					vwc_info("%s: a controller joined its subsystem during the run: kept in write back",
-						 t->ns[i].name);
-					dv[n] = wb;
-				}
-				/* a kernel that reads WCE does it itself */
-				if (vwc_aside_kernel_wt(t, &t->ns[i], dv[n]))
-					continue;
-				n++;
+				if (decide_locked(r, nsv[n], &dv[n]))
+					n++;
 			}
 			failed += vwc_blk_apply_many(nsv, dv, n, false);
+			failed += overtaken_again(r, nsv, dv, n, again);
 			failed += vwc_aside_held(t, nsv, dv, n, false,
 						 reread_wce, r);
 			recheck(r);

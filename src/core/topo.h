@@ -169,6 +169,9 @@ struct vwc_ctrl {
  *			write cache for it (queue/fua 0: it read WCE=0
  *			itself, or the namespace has none), so write back
  *			cannot be written; the mode is the kernel's
+ * @overtaken:		write through failed because write back was read
+ *			back: another writer's write came after ours
+ *			(vwc_blk_apply(); the engine tries once more)
  * @errmsg:		what failed, for the report
  */
 struct vwc_ns {
@@ -190,6 +193,7 @@ struct vwc_ns {
 	enum vwc_action action;
 	int written;
 	bool kernel_held;
+	bool overtaken;
 	char errmsg[160];
 };
 
