@@ -92,11 +92,21 @@ struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name)
 
 struct vwc_wctrl *vwc_model_find_instance(struct vwc_model *w, int instance)
 {
+	bool known = instance >= 0 && instance < VWC_MODEL_INST_MAX;
 	int i;
 
-	for (i = 0; i < w->nr_ctrl; i++)
-		if (w->ctrl[i].instance == instance)
+	/* the same place vwc_model_find_ctrl() remembers, checked */
+	if (known && instance < w->nr_at_inst) {
+		i = w->at_inst[instance];
+		if (i >= 0 && i < w->nr_ctrl && w->ctrl[i].instance == instance)
 			return &w->ctrl[i];
+	}
+	for (i = 0; i < w->nr_ctrl; i++)
+		if (w->ctrl[i].instance == instance) {
+			if (known)
+				note_at(w, instance, i);
+			return &w->ctrl[i];
+		}
 	return NULL;
 }
 

@@ -35,7 +35,7 @@ static void mkdirs(const char *rel)
 
 static void put(const char *rel, const char *data)
 {
-	char p[512];
+	char p[1100];
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
@@ -48,7 +48,7 @@ static void put(const char *rel, const char *data)
 
 static void link_to(const char *target, const char *rel)
 {
-	char p[512];
+	char p[1100];
 
 	snprintf(p, sizeof(p), "%s/%s", root, rel);
 	if (symlink(target, p))

@@ -11,6 +11,7 @@
 
 #include "kwatch.h"
 #include "watch-model.h"
+#include "watch-model-int.h"
 #include "tap.h"
 #include "watch-fast.h"
 
@@ -205,6 +206,22 @@ static void test_find_ctrl(void)
 		absent += !vwc_model_find_ctrl(&w, odd[i]);
 	ok(found == 26 && absent == 14 + 5 && w.nr_ctrl == 26,
 	   "find_ctrl: after 14 went, the 26 left found where each is now, the gone and odd names not (%d, %d)",
+	   found, absent);
+	/* by instance number (kernel events): the same entries, twice */
+	for (twice = found = absent = 0; twice < 2; twice++)
+		for (i = 0; i < 40; i++) {
+			struct vwc_wctrl *c = vwc_model_find_instance(&w,
+							(i * 29) % 48);
+
+			if (i % 3 == 0)
+				absent += !c;
+			else
+				found += c && !strcmp(c->name, many[i].name);
+		}
+	absent += !vwc_model_find_instance(&w, -1) +
+		  !vwc_model_find_instance(&w, 1 << 30);
+	ok(found == 52 && absent == 28 + 2,
+	   "find_instance: the 26 left found by number twice, the gone and out of range not (%d, %d)",
 	   found, absent);
 	/* the 14 and 8 more come back (at the end), every one found */
 	t.nr_ctrls = 48;
