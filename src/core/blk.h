@@ -185,7 +185,7 @@ bool vwc_blk_any_hold(void);
  * can call for a write back that must not wait for the sidecar. Made by
  * vwc_blk_apply() and vwc_blk_restore() before any write of write
  * through (whatever the reason: on a kernel that ignores the bit, a
- * target may drop it later), by engine.c under the writers' lock before
+ * target may drop it later), by apply.c under the writers' lock before
  * its last look at which controllers reach a namespace it puts in write
  * through on their word (a controller whose event the rule left to the
  * sidecar is in sysfs by then), and by any run that finds a namespace in

@@ -6,7 +6,7 @@
  * project in the unsafe direction: every write of "write through" to a
  * namespace's queue/write_cache, and every Set Features 06h, happens under
  * it, together with the read of WCE that allowed it and the read after it
- * (engine.c: the probe under the lock, then recheck()). udev's runs, the
+ * (apply.c: the probe under the lock, then recheck()). udev's runs, the
  * sidecar's evaluations, sync, set-cache (Set Features and its read-back),
  * restore. An admin's own script takes part with flock(1):
  *
@@ -39,7 +39,13 @@
  * without W. A lockless write back that lands between W's read and W's
  * write is overwritten by W; W's recheck or the sidecar's evaluation after
  * the Set Features completes puts it back: the window is the sidecar's
- * reaction, as without W. So the lock only keeps our writers from
+ * reaction, as without W. One that lands between W's write and its
+ * read-back is seen (overtaken, apply.c overtaken_again()): W leaves
+ * write back, reads WCE again 50 ms later and writes once more, followed
+ * by the same read after it; that second write is W's first one again, on
+ * a newer read, inside the same argument (the Set Features in flight
+ * completes before that read, and W sees it, or after, and the sidecar
+ * puts write back after W's write). So the lock only keeps our writers from
  * interleaving; no holder, however long it holds, delays write back.
  *
  * The lock file holds the pid of the last holder, for diagnostics only: the

@@ -6,10 +6,12 @@
  * sysfs tree (queue/write_cache as plain files), the other writer is this
  * test's wrapper of open(): at the chosen namespace's read-back after a
  * write, it writes "write back" first. vwc_run_apply() says so by name,
- * leaves write back, reads WCE again and writes once more; a second
- * overtaking leaves write back and fails the run.
+ * leaves write back, reads WCE again and writes once more, then reads it
+ * after that write too; a second overtaking leaves write back and fails
+ * the run. Get Features 06h is the wrapper's too (vwc_nvme_get_wce()).
  *
- * Linked with -Wl,--wrap=open,--wrap=open64 (tests/meson.build).
+ * Linked with --wrap of open, open64 and vwc_nvme_get_wce
+ * (tests/meson.build).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -29,14 +31,40 @@ static char target[300];	/* the write_cache whose read-backs are hit */
 static bool after_write;	/* a write of it since its last read */
 static int overtake;		/* how many read-backs still to overtake */
 static int overtaken;		/* how many were */
+static int seq;			/* the order of the two below */
+static int wrote_at;		/* the last write of nvme0n1's write_cache */
+static int read_at;		/* the last Get Features 06h */
+static int overtaken_at;	/* the last overtaking */
+static bool fast_path;		/* the overtaking is this process's fast path's */
+static bool wce_now;		/* what Get Features 06h reads ... */
+static int wce_once;		/* ... and once overtaken, if not -1 */
 
 int __real_open(const char *path, int flags, ...);
 int __real_open64(const char *path, int flags, ...);
+
+int __wrap_vwc_nvme_get_wce(int fd, bool *wce)
+{
+	(void)fd;
+	read_at = ++seq;
+	*wce = overtaken && wce_once >= 0 ? wce_once : wce_now;
+	return 0;
+}
+
+/* a write_cache of nvme0n1: its own or its path node's (nvme0c0n1) */
+static bool is_wc(const char *path)
+{
+	size_t n = strlen(path), m = strlen("/queue/write_cache");
+
+	return n > m && !strcmp(path + n - m, "/queue/write_cache") &&
+	       strstr(path, "/sys/nvme0");
+}
 
 static void other_writer(const char *path, int flags)
 {
 	int fd;
 
+	if ((flags & O_ACCMODE) != O_RDONLY && is_wc(path))
+		wrote_at = ++seq;
 	if (strcmp(path, target))
 		return;
 	if ((flags & O_ACCMODE) != O_RDONLY) {
@@ -48,6 +76,9 @@ static void other_writer(const char *path, int flags)
 	after_write = false;
 	overtake--;
 	overtaken++;
+	overtaken_at = ++seq;
+	if (fast_path)
+		vwc_blk_wb_bump();
 	fd = __real_open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd >= 0) {
 		if (write(fd, "write back\n", 11) != 11)
@@ -124,6 +155,7 @@ static int idx[2];
 static void make_run(struct vwc_run *r)
 {
 	struct vwc_topo *t = &r->topo;
+	char p[128];
 	int i;
 
 	memset(r, 0, sizeof(*r));
@@ -155,9 +187,27 @@ static void make_run(struct vwc_run *r)
 		ns->wanted = true;
 		put_wc(ns->name, "write back");
 	}
+	snprintf(p, sizeof(p), "%s/dev", root);
+	vwc_mkdir_p(p);
 	snprintf(target, sizeof(target), "%s/queue/write_cache", nspath[0]);
 	after_write = false;
-	overtaken = 0;
+	overtaken = seq = wrote_at = read_at = overtaken_at = 0;
+	wce_now = false;
+	wce_once = -1;
+	fast_path = false;
+}
+
+/* controller 0 with a cache, WCE=0 read, its node openable */
+static void with_cache(struct vwc_run *r)
+{
+	struct vwc_ctrl *c = &r->topo.ctrls[0];
+	FILE *f;
+
+	c->facts.present = VWC_TRI_YES;
+	c->facts.wce = VWC_TRI_NO;
+	f = fopen(c->devnode, "w");
+	if (f)
+		fclose(f);
 }
 
 static void free_run(struct vwc_run *r)
@@ -222,6 +272,82 @@ int main(void)
 	   "before and after: write back (%d, %d)", ns->before, ns->after);
 	is_str(get_wc("nvme1n1"), "write through",
 	       "the other namespace: write through");
+	free_run(&r);
+
+	/* 3. the second write decided on WCE read again: the cache came on
+	 * meanwhile (the Set Features 06h the other writer answered) */
+	make_run(&r);
+	with_cache(&r);
+	wce_once = 1;
+	overtake = 1;
+	ns = &r.topo.ns[0];
+	n = vwc_run_apply(&r);
+	ok(overtaken == 1, "overtaken once, the cache on at the next read (%d)",
+	   overtaken);
+	is_str(get_wc("nvme0n1"), "write back",
+	       "WCE read again as 1: write back, not write through on the first read");
+	ok(n == 0 && ns->decision.mode == VWC_MODE_WRITE_BACK &&
+	   ns->action == VWC_ACT_UNCHANGED,
+	   "and no failure: write back is what WCE=1 calls for (%d, action %d)",
+	   n, ns->action);
+	ok(wrote_at < overtaken_at,
+	   "nothing written after the overtaking: decided again on the new read first (write %d, overtaken %d)",
+	   wrote_at, overtaken_at);
+	free_run(&r);
+
+	/*
+	 * 4. a head already in write through, its path node not: the path
+	 * node is overtaken, everything goes back to write back, the second
+	 * write puts both in write through, and WCE is read after that
+	 * write (the run found the head in write through and left it so,
+	 * which it reports as unchanged)
+	 */
+	make_run(&r);
+	with_cache(&r);
+	ns = &r.topo.ns[0];
+	{
+		static char pp[256];
+		static const char *paths[1];
+
+		snprintf(pp, sizeof(pp), "%s/sys/nvme0c0n1", root);
+		paths[0] = pp;
+		ns->path_syspath = paths;
+		ns->nr_paths = 1;
+		put_wc("nvme0c0n1", "write back");
+		put_wc("nvme0n1", "write through");
+		snprintf(target, sizeof(target), "%s/queue/write_cache", pp);
+		overtake = 1;
+		n = vwc_run_apply(&r);
+		ns->path_syspath = NULL;
+		ns->nr_paths = 0;
+	}
+	ok(overtaken == 1, "the path node overtaken once (%d)", overtaken);
+	ok(!strcmp(get_wc("nvme0n1"), "write through") &&
+	   !strcmp(get_wc("nvme0c0n1"), "write through") && n == 0,
+	   "head and path node in write through at the end, no failure (%d)",
+	   n);
+	ok(read_at > wrote_at && wrote_at > 0,
+	   "WCE read after the last write of write through (read %d, write %d)",
+	   read_at, wrote_at);
+	free_run(&r);
+
+	/*
+	 * 5. the overtaking was this process's own fast path (the sidecar's
+	 * thread: a Set Features 06h with WCE=1 submitted): not written
+	 * again, left in write back, and the run fails
+	 */
+	make_run(&r);
+	with_cache(&r);
+	fast_path = true;
+	overtake = 1;
+	ns = &r.topo.ns[0];
+	n = vwc_run_apply(&r);
+	ok(overtaken == 1 && wrote_at < overtaken_at,
+	   "the fast path's write back: nothing written after it (%d, write %d, overtaken %d)",
+	   overtaken, wrote_at, overtaken_at);
+	ok(!strcmp(get_wc("nvme0n1"), "write back") && n == 1 &&
+	   ns->action == VWC_ACT_FAILED,
+	   "left in write back, the run fails (%d, action %d)", n, ns->action);
 	free_run(&r);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
