@@ -21,7 +21,7 @@
  *   other()      another writer of the namespace whose topology may have
  *                been scanned before the join: `sync` for controller 0's
  *                event, an admin's `sync`, the sidecar's evaluation
- *                (engine.c vwc_run_apply() and recheck() on the
+ *                (apply.c vwc_run_apply() and recheck() on the
  *                controllers its scan found)
  *
  * Designs (spin -D...):
@@ -52,7 +52,7 @@
  *                       no mark made; other() puts it in write through
  *                       on controller 0's WCE=0, making the mark under
  *                       the lock before its look at who reaches it
- *                       (engine.c vwc_run_apply()). With RESCAN_PEERS.
+ *                       (apply.c vwc_run_apply()). With RESCAN_PEERS.
  *                       With RESCAN_UNDER_LOCK instead (a controller
  *                       counted once its path is live) the premise is
  *                       gone: a writer that looks between the connected

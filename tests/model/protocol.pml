@@ -18,22 +18,32 @@
  *                    node (the multipath head, the one I/O is submitted
  *                    to), 1.. its path nodes (blk.c)
  *   stuck[i]         writes to node i fail (blk_write() returns an error)
+ *   ovt[p]           process p's last write of write through read back
+ *                    as write back: another writer's write came after it
+ *                    (blk_write() -EAGAIN, vwc_ns.overtaken)
+ *   wrote[p]         process p's last blk_apply() wrote a node
+ *                    (vwc_ns.written)
  *   lock             the writers' lock, one flock(2) (lock.c
  *                    vwc_lock_take(), vwc_lock_release())
- *   wbgen            blk.c wb_gen (vwc_blk_wb_bump(), vwc_blk_wb_gen())
+ *   wbgen            blk.c wb_gen (vwc_blk_wb_bump(), vwc_blk_wb_gen()):
+ *                    a count of the process's own, so only the sidecar's
+ *                    main loop sees its fast path's bumps; a command is
+ *                    another process, whose count never moves
  *
  *   get_wce()        nvme-io.c vwc_nvme_get_wce() through engine.c
  *                    vwc_probe_ctrl() / vwc_probe_ctrl_wce(); a failed
  *                    command leaves the fact unknown (UNK)
  *   DECIDE()         policy.c vwc_policy_decide_shared() over the
  *                    controllers the writer knows reach the namespace
- *   write_nodes()    blk.c write_nodes() with node_at()
+ *   write_nodes()    blk.c write_nodes() with node_at(); a write of
+ *                    write through and its read-back are two steps
  *   blk_apply()      blk.c vwc_blk_apply(): the rollback to write back
  *                    when a write through fails
- *   run_apply()      engine.c vwc_run_apply(): phase 1 (write back at
+ *   run_apply()      apply.c vwc_run_apply(): phase 1 (write back at
  *                    once, no lock), phase 2 (the lock, WCE read again,
- *                    write through), recheck(), the generation check and
- *                    fast_path_raced()
+ *                    write through, once more if overtaken:
+ *                    overtaken_again()), recheck(), the generation check
+ *                    and fast_path_raced()
  *
  * Ghost variables (not in the code; they only say what a property may
  * excuse):
@@ -49,6 +59,8 @@
  *   drift     the drive's WCE became 1 while the namespace was write
  *             through: a change made after our last read (cleared when
  *             the namespace is write back again)
+ *   retried   a writer wrote once more after an overtaking (shows that
+ *             the search reaches it)
  *
  * Left out here (each model's header adds its own): time (every timeout
  * is a choice the checker may take at any moment, within the premise
@@ -74,11 +86,15 @@ bool ident[2];
 bool wtmark;
 byte wc[3];
 bool stuck[3];
+bool ovt[10];
+bool wrote[10];
+bool rb[10];	/* a write of write through whose read-back is to come */
 
 bool lock;
 byte wbgen;
 
 byte win;
+bool retried;
 byte fastowed;
 byte inflight;
 bool drift;
@@ -124,6 +140,27 @@ inline setnode(n, m)
 }
 
 /*
+ * blk.c blk_write()'s read-back of a write of write through, a step of
+ * its own: write back read there is another writer's, after ours
+ * (-EAGAIN, overtaken); write back always reads back as written here
+ * (the kernel's refusal is aside.c's, left out)
+ */
+inline read_back(wm, err, n)
+{
+	atomic {
+		if
+		:: rb[_pid] ->
+			rb[_pid] = 0;
+			if
+			:: wc[n] != wm -> err = 1; ovt[_pid] = 1
+			:: else
+			fi
+		:: else
+		fi
+	}
+}
+
+/*
  * blk.c node_at(): write back goes to the head first, then to every path
  * node; write through to the path nodes first and to the head last.
  * Before the fix (BUG_FIRST_ERROR): the path nodes first both ways.
@@ -149,13 +186,16 @@ inline write_nodes(wm, err, i, n)
 		:: wc[0] != wm && stuck[0] -> err = 1
 		:: wc[0] != wm && !stuck[0] ->
 			wc[0] = wm;
+			wrote[_pid] = 1;
+			rb[_pid] = wm == WT;
 			if
 			:: wm == WB -> drift = 0
 			:: else
 			fi
 		:: else
 		fi
-	}
+	};
+	read_back(wm, err, 0)
 }
 #else
 inline write_nodes(wm, err, i, n)
@@ -175,6 +215,8 @@ inline write_nodes(wm, err, i, n)
 			:: wc[n] != wm && stuck[n] -> err = 1
 			:: wc[n] != wm && !stuck[n] ->
 				wc[n] = wm;
+				wrote[_pid] = 1;
+				rb[_pid] = wm == WT;
 				if
 				:: !ANY_WT -> drift = 0
 				:: else
@@ -182,6 +224,7 @@ inline write_nodes(wm, err, i, n)
 			:: else
 			fi
 		};
+		read_back(wm, err, n);
 #ifdef BUG_FIRST_ERROR
 		if
 		:: err ->
@@ -205,7 +248,7 @@ inline write_nodes(wm, err, i, n)
  */
 inline blk_apply(am, bf, err, i, n)
 {
-	bf = wc[0];
+	d_step { bf = wc[0]; wrote[_pid] = 0; ovt[_pid] = 0 };
 	if
 	:: bf == am && NN == 1 -> err = 0
 	:: else ->
@@ -259,7 +302,7 @@ inline lock_try(ok)
 #endif
 
 /*
- * engine.c vwc_run_apply() for one namespace, from facts f0/f1 read by
+ * apply.c vwc_run_apply() for one namespace, from facts f0/f1 read by
  * the probe (no lock) of the controllers s0/s1 the writer's topology
  * says reach it. wait: a command's lock wait (1) or the sidecar's one
  * try (0); busy: set when the lock could not be had (left_alone()).
@@ -303,11 +346,54 @@ inline run_apply(wait, busy)
 			:: else ->
 				blk_apply(WB, before, err, i, n)
 			fi;
-			after = wc[0];
-			/* recheck(): WCE again where write through was just written */
-#ifndef BUG_NORECHECK
+#ifndef NO_OVT_RETRY
+			/*
+			 * overtaken_again(): WCE read again, decided again,
+			 * written once more; not in the sidecar when its fast
+			 * path wrote write back meanwhile
+			 */
 			if
-			:: before != WT && after == WT ->
+			:: ovt[_pid] && (wait || wbgen == gen) ->
+				printf("MODEL: overtaken: once more\n");
+				retried = 1;
+				RESCAN(s0, s1);
+				if
+				:: s0 -> get_wce(0, f0)
+				:: else
+				fi;
+				if
+				:: s1 -> get_wce(1, f1)
+				:: else
+				fi;
+				if
+				:: DECIDE(f0, f1, s0, s1) == WT ->
+					blk_apply(WT, before, err, i, n)
+				:: else ->
+					blk_apply(WB, before, err, i, n)
+				fi
+			:: else
+			fi;
+#endif
+			after = wc[0];
+			/*
+			 * recheck(): WCE again where write through was just
+			 * written: the head changed, or (not BUG_RECHECK_CHANGED,
+			 * main before the fix) a node written, a head found in
+			 * write through with a path node that was not
+			 */
+#ifndef BUG_NORECHECK
+#ifdef BUG_RECHECK_CHANGED
+			if
+			:: before == WT && after == WT && wrote[_pid] ->
+				printf("MODEL: BUG-e recheck skipped: the head was found in write through\n")
+			:: else
+			fi;
+#define RECHECK_WHEN	(before != WT && after == WT)
+#else
+#define RECHECK_WHEN	((before != WT || wrote[_pid]) && after == WT)
+#endif
+			if
+			:: RECHECK_WHEN ->
 				RESCAN(s0, s1);
 				if
 				:: s0 -> get_wce(0, f0)
@@ -326,10 +412,11 @@ inline run_apply(wait, busy)
 			:: else
 			fi;
 #endif
-			/* the sidecar's fast path wrote write back meanwhile */
+			/* the sidecar's fast path wrote write back meanwhile
+			 * (its own process's count: a command's never moves) */
 #ifndef BUG_NOGEN
 			if
-			:: wbgen != gen && after == WT ->
+			:: !wait && wbgen != gen && after == WT ->
 				blk_apply(WB, before, err, i, n)
 			:: else
 			fi;
@@ -355,6 +442,6 @@ inline run_apply(wait, busy)
 	/* what the run read is forgotten: no state differs by it alone */
 	d_step {
 		ok = 0; gen = 0; before = 0; after = 0; err = 0;
-		f0 = 0; f1 = 0
+		f0 = 0; f1 = 0; ovt[_pid] = 0; wrote[_pid] = 0
 	}
 }

@@ -56,7 +56,9 @@
  *                  TIMEOUT_EARLY at any moment (a drive slower than 2 s)
  *   NOGETFAIL      Get Features never fails (by default it may: unknown)
  *   BUG_NORECHECK, BUG_NOGEN  mutants: recheck() / the generation check
- *                  removed from engine.c vwc_run_apply()
+ *                  removed from apply.c vwc_run_apply();
+ *                  NO_OVT_RETRY: no second write after an overtaking
+ *                  (main before overtaken_again())
  *
  * Properties (pan -N p_NAME):
  *   strong   never write through while WCE=1: [] !UNSAFE. Does not hold
