@@ -688,8 +688,9 @@ int vwc_blk_restore(const char *syspath, const char *name, bool dry_run,
 		}
 		r = blk_write(syspath, orig);
 		if (r) {
-			snprintf(msg, len, "cannot set %s: %s",
-				 vwc_mode_str(orig), strerror(-r));
+			snprintf(msg, len, "cannot set %s: %s%s",
+				 vwc_mode_str(orig), write_strerror(r),
+				 r == -EAGAIN ? OVERTAKEN_BY : "");
 			return r;
 		}
 	}
