@@ -23,6 +23,7 @@
 #include "config.h"
 #include "engine.h"
 #include "lock.h"
+#include "fake-wc.h"
 #include "tap.h"
 
 static char root[64];
@@ -35,33 +36,7 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static void put_wc(const char *ns, const char *val)
-{
-	char p[256];
-	FILE *f;
 
-	snprintf(p, sizeof(p), "%s/sys/%s/queue", root, ns);
-	vwc_mkdir_p(p);
-	strcat(p, "/write_cache");
-	f = fopen(p, "w");
-	if (f) {
-		fprintf(f, "%s\n", val);
-		fclose(f);
-	}
-}
-
-static const char *get_wc(const char *ns)
-{
-	static char buf[32];
-	char p[256];
-	enum vwc_mode m;
-
-	snprintf(p, sizeof(p), "%s/sys/%s", root, ns);
-	if (vwc_blk_read(p, &m))
-		return "?";
-	snprintf(buf, sizeof(buf), "%s", vwc_mode_str(m));
-	return buf;
-}
 
 /*
  * Three controllers, one namespace each:
@@ -109,9 +84,9 @@ static void make_run(struct vwc_run *r, int idx[3])
 		ns->nr_ctrl = 1;
 		ns->wanted = true;
 	}
-	put_wc("nvme0n1", "write back");
-	put_wc("nvme1n1", "write through");
-	put_wc("nvme2n1", "write back");
+	fake_wc_put(root, "nvme0n1", "write back");
+	fake_wc_put(root, "nvme1n1", "write through");
+	fake_wc_put(root, "nvme2n1", "write back");
 }
 
 static void free_run(struct vwc_run *r)
@@ -144,8 +119,8 @@ static pid_t watcher(int hold_ms, int *ready_rd)
 		end = now_ms() + hold_ms;
 		c = 'T';
 		while (now_ms() < end) {
-			if (c == 'T' && !strcmp(get_wc("nvme1n1"), "write back") &&
-			    !strcmp(get_wc("nvme0n1"), "write back"))
+			if (c == 'T' && !strcmp(fake_wc_get(root, "nvme1n1"), "write back") &&
+			    !strcmp(fake_wc_get(root, "nvme0n1"), "write back"))
 				c = 'B';
 			usleep(2000);
 		}
@@ -203,10 +178,10 @@ int main(void)
 	waitpid(pid, NULL, 0);
 	close(rd);
 	ok(t >= 400, "write through waited for the lock (%.0f ms)", t);
-	is_str(get_wc("nvme1n1"), "write back", "WCE=1: write back");
-	is_str(get_wc("nvme0n1"), "write through",
+	is_str(fake_wc_get(root, "nvme1n1"), "write back", "WCE=1: write back");
+	is_str(fake_wc_get(root, "nvme0n1"), "write through",
 	       "no cache: write through, under the lock");
-	is_str(get_wc("nvme2n1"), "write back",
+	is_str(fake_wc_get(root, "nvme2n1"), "write back",
 	       "WCE=0 read again under the lock: unknown, so write back");
 	ok(r.topo.ns[2].decision.reason == VWC_REASON_WCE_UNKNOWN,
 	   "its decision was made again (reason %d)", r.topo.ns[2].decision.reason);
@@ -228,9 +203,9 @@ int main(void)
 	make_run(&r, idx);
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
 	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
-	put_wc("nvme0n1", "write through");	/* the kernel's (6.13+) */
+	fake_wc_put(root, "nvme0n1", "write through");	/* the kernel's (6.13+) */
 	n = vwc_run_apply(&r);
-	is_str(get_wc("nvme0n1"), "write through",
+	is_str(fake_wc_get(root, "nvme0n1"), "write through",
 	       "own bit: write through");
 	ok(!mark_exists() && !n,
 	   "write through the kernel holds by the own bit alone: no mark (%d)",
@@ -246,7 +221,7 @@ int main(void)
 		make_run(&r, idx);
 		r.topo.ns[0].no_vwc = VWC_TRI_YES;
 		r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
-		put_wc("nvme0n1", "write through");
+		fake_wc_put(root, "nvme0n1", "write through");
 		snprintf(fp, sizeof(fp), "%s/sys/nvme1n1/queue/fua", root);
 		f = fopen(fp, "w");
 		if (f) {
@@ -254,7 +229,7 @@ int main(void)
 			fclose(f);
 		}
 		n = vwc_run_apply(&r);
-		ok(!strcmp(get_wc("nvme1n1"), "write through") && !mark_exists(),
+		ok(!strcmp(fake_wc_get(root, "nvme1n1"), "write through") && !mark_exists(),
 		   "write through the kernel holds with no write cache: left to it, no mark (%d)",
 		   n);
 		unlink(fp);
@@ -269,8 +244,8 @@ int main(void)
 		make_run(&r, idx);
 		r.topo.ns[0].no_vwc = VWC_TRI_YES;
 		r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
-		put_wc("nvme0n1", "write through");
-		put_wc("nvme0c0n1", "write through");
+		fake_wc_put(root, "nvme0n1", "write through");
+		fake_wc_put(root, "nvme0c0n1", "write through");
 		snprintf(pp, sizeof(pp), "%s/sys/nvme0c0n1", root);
 		r.topo.ns[0].path_syspath = paths;
 		r.topo.ns[0].nr_paths = 1;
@@ -278,9 +253,9 @@ int main(void)
 		ok(!mark_exists() && !n,
 		   "head and path node in the kernel's write through: no mark (%d)",
 		   n);
-		put_wc("nvme0c0n1", "write back");
+		fake_wc_put(root, "nvme0c0n1", "write back");
 		n = vwc_run_apply(&r);
-		ok(!strcmp(get_wc("nvme0c0n1"), "write through") &&
+		ok(!strcmp(fake_wc_get(root, "nvme0c0n1"), "write through") &&
 		   mark_exists(),
 		   "a path node this tool puts in write through: the mark made (%d)",
 		   n);
@@ -293,7 +268,7 @@ int main(void)
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
 	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
 	n = vwc_run_apply(&r);
-	ok(!strcmp(get_wc("nvme0n1"), "write through") && mark_exists(),
+	ok(!strcmp(fake_wc_get(root, "nvme0n1"), "write through") && mark_exists(),
 	   "write through this tool writes on the own bit (a kernel that ignores it): the mark made (%d)",
 	   n);
 	free_run(&r);
@@ -303,23 +278,23 @@ int main(void)
 	make_run(&r, idx);
 	r.cfg = &cfg;
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
-	put_wc("nvme0n1", "write through");	/* the kernel's: nothing written */
+	fake_wc_put(root, "nvme0n1", "write through");	/* the kernel's: nothing written */
 	r.topo.ctrls[2].probed = false;	/* facts unknown: the config decides */
-	put_wc("nvme2n1", "write through");
+	fake_wc_put(root, "nvme2n1", "write through");
 	vwc_run_apply(&r);
-	is_str(get_wc("nvme2n1"), "write through", "ignored: left in write through");
+	is_str(fake_wc_get(root, "nvme2n1"), "write through", "ignored: left in write through");
 	ok(mark_exists(),
 	   "a namespace found in write through that its controller decides: the mark made");
 	free_run(&r);
 	unlink(mark_path());
 	vwc_mkdir_p(mark_path());	/* a directory: open() cannot make it */
 	make_run(&r, idx);
-	put_wc("nvme2n1", "write through");	/* someone else's, WCE=0 */
+	fake_wc_put(root, "nvme2n1", "write through");	/* someone else's, WCE=0 */
 	n = vwc_run_apply(&r);
-	ok(!strcmp(get_wc("nvme2n1"), "write through") &&
+	ok(!strcmp(fake_wc_get(root, "nvme2n1"), "write through") &&
 	   r.topo.ns[2].action == VWC_ACT_FAILED,
 	   "one already in write through on a controller's word: kept, and failed (no mark)");
-	is_str(get_wc("nvme0n1"), "write back",
+	is_str(fake_wc_get(root, "nvme0n1"), "write back",
 	       "the mark cannot be made: no write through on a controller's word");
 	/* nvme0n1 (no cache present) and nvme2n1 (WCE=0) */
 	ok(n == 2 && r.topo.ns[0].action == VWC_ACT_FAILED &&
@@ -334,7 +309,7 @@ int main(void)
 	r.topo.ns[0].no_vwc = VWC_TRI_YES;
 	r.topo.ctrls[2].facts.wce = VWC_TRI_YES;
 	n = vwc_run_apply(&r);
-	ok(!strcmp(get_wc("nvme0n1"), "write back") && n == 1 &&
+	ok(!strcmp(fake_wc_get(root, "nvme0n1"), "write back") && n == 1 &&
 	   r.topo.ns[0].action == VWC_ACT_FAILED &&
 	   strstr(r.topo.ns[0].errmsg, VWC_WT_MARK),
 	   "own bit, the mark cannot be made: left in write back, failed, naming it (%d): %s",
@@ -348,8 +323,8 @@ int main(void)
 	pid = watcher(1500, &rd);
 	ok(pid > 0 && read(rd, &c, 1) == 1 && c == 'L', "held again");
 	n = vwc_run_apply(&r);
-	is_str(get_wc("nvme1n1"), "write back", "write back all the same");
-	is_str(get_wc("nvme0n1"), "write back", "write through left undone");
+	is_str(fake_wc_get(root, "nvme1n1"), "write back", "write back all the same");
+	is_str(fake_wc_get(root, "nvme0n1"), "write back", "write through left undone");
 	ok(r.lock_busy && n == 2, "lock_busy set, two namespaces failed (%d)",
 	   n);
 	snprintf(cmd, sizeof(cmd), "held by another process (pid %d, test-apply)",
@@ -363,7 +338,7 @@ int main(void)
 	 * write through is not a failure */
 	make_run(&r, idx);
 	r.lock_wait_ms = 0;
-	put_wc("nvme0n1", "write through");
+	fake_wc_put(root, "nvme0n1", "write through");
 	t0 = now_ms();
 	n = vwc_run_apply(&r);
 	t = now_ms() - t0;
@@ -376,22 +351,22 @@ int main(void)
 
 	/* 4. vwc_run_write_back(): at once while held, "ignore" left alone */
 	make_run(&r, idx);
-	put_wc("nvme1n1", "write through");
+	fake_wc_put(root, "nvme1n1", "write through");
 	t0 = now_ms();
 	n = vwc_run_write_back(&r, 1);
 	t = now_ms() - t0;
 	ok(n == 0 && t < 10000, "write back while the lock is held: at once (%.0f ms)",
 	   t);
-	is_str(get_wc("nvme1n1"), "write back", "written");
-	is_str(get_wc("nvme0n1"), "write back",
+	is_str(fake_wc_get(root, "nvme1n1"), "write back", "written");
+	is_str(fake_wc_get(root, "nvme0n1"), "write back",
 	       "other controllers' namespaces untouched");
 	ok(vwc_config_parse("device serial=S2 write-cache=ignore\n", "t.conf",
 			    &cfg, cmd, sizeof(cmd)) == 0, "config: S2 ignore");
 	r.cfg = &cfg;
 	r.topo.ctrls[2].probed = false;	/* facts unknown: the config decides */
-	put_wc("nvme2n1", "write through");
+	fake_wc_put(root, "nvme2n1", "write through");
 	n = vwc_run_write_back(&r, 2);
-	is_str(get_wc("nvme2n1"), "write through", "ignored controller: untouched");
+	is_str(fake_wc_get(root, "nvme2n1"), "write through", "ignored controller: untouched");
 	ok(n == 0 && r.topo.ns[2].action == VWC_ACT_SKIPPED, "reported skipped");
 	ok(vwc_run_write_back(&r, 7) == 0, "no such controller: nothing");
 	free_run(&r);
@@ -410,8 +385,8 @@ int main(void)
 		struct vwc_ns *ns = &r.topo.ns[1];
 		char p[256];
 
-		put_wc("nvme1n1", "write through");
-		put_wc("nvme1c1n1", "write through");
+		fake_wc_put(root, "nvme1n1", "write through");
+		fake_wc_put(root, "nvme1c1n1", "write through");
 		snprintf(p, sizeof(p), "%s/sys/nvme1c0n1/queue/write_cache",
 			 root);
 		vwc_mkdir_p(p);	/* a directory: neither read nor written */
@@ -424,22 +399,22 @@ int main(void)
 			      false);
 		ok(n != 0 && ns->action == VWC_ACT_FAILED,
 		   "a path node failed: reported (%d)", n);
-		is_str(get_wc("nvme1n1"), "write back",
+		is_str(fake_wc_get(root, "nvme1n1"), "write back",
 		       "the head is write back all the same");
-		is_str(get_wc("nvme1c1n1"), "write back",
+		is_str(fake_wc_get(root, "nvme1c1n1"), "write back",
 		       "and the path node after the failing one");
 		ok(strstr(ns->errmsg, "nvme1c0n1") != NULL,
 		   "the failure names the node: %s", ns->errmsg);
 		/* write through that fails on a path: every node back */
-		put_wc("nvme1n1", "write back");
-		put_wc("nvme1c1n1", "write back");
+		fake_wc_put(root, "nvme1n1", "write back");
+		fake_wc_put(root, "nvme1c1n1", "write back");
 		n = vwc_blk_apply(ns, (struct vwc_decision){
 				VWC_MODE_WRITE_THROUGH, VWC_REASON_WCE_DISABLED },
 			      false);
 		ok(n != 0, "write through with a failing path node: failed");
-		is_str(get_wc("nvme1n1"), "write back",
+		is_str(fake_wc_get(root, "nvme1n1"), "write back",
 		       "the head stays write back");
-		is_str(get_wc("nvme1c1n1"), "write back",
+		is_str(fake_wc_get(root, "nvme1c1n1"), "write back",
 		       "the other path node back in write back");
 		ns->path_syspath = NULL;
 		ns->nr_paths = 0;
@@ -466,9 +441,9 @@ int main(void)
 		make_run(&r, idx);
 		r.lock_wait_ms = 0;
 		n = vwc_run_apply(&r);
-		is_str(get_wc("nvme1n1"), "write back",
+		is_str(fake_wc_get(root, "nvme1n1"), "write back",
 		       "lock error: write back all the same");
-		is_str(get_wc("nvme0n1"), "write back",
+		is_str(fake_wc_get(root, "nvme0n1"), "write back",
 		       "lock error: write through left undone");
 		ok(n == 2 && r.topo.ns[0].action == VWC_ACT_FAILED,
 		   "lock error: two namespaces failed (%d)", n);

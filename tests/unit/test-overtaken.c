@@ -24,6 +24,7 @@
 #include "blk.h"
 #include "engine.h"
 #include "lock.h"
+#include "fake-wc.h"
 #include "tap.h"
 
 static char root[64];
@@ -116,33 +117,7 @@ int __wrap_open64(const char *path, int flags, ...)
 	return __real_open64(path, flags, m);
 }
 
-static void put_wc(const char *ns, const char *val)
-{
-	char p[256];
-	FILE *f;
 
-	snprintf(p, sizeof(p), "%s/sys/%s/queue", root, ns);
-	vwc_mkdir_p(p);
-	strcat(p, "/write_cache");
-	f = fopen(p, "w");
-	if (f) {
-		fprintf(f, "%s\n", val);
-		fclose(f);
-	}
-}
-
-static const char *get_wc(const char *ns)
-{
-	static char buf[32];
-	char p[256];
-	enum vwc_mode m;
-
-	snprintf(p, sizeof(p), "%s/sys/%s", root, ns);
-	if (vwc_blk_read(p, &m))
-		return "?";
-	snprintf(buf, sizeof(buf), "%s", vwc_mode_str(m));
-	return buf;
-}
 
 /*
  * Two controllers with no volatile cache, one namespace each, both in
@@ -185,7 +160,7 @@ static void make_run(struct vwc_run *r)
 		ns->ctrl = &idx[i];
 		ns->nr_ctrl = 1;
 		ns->wanted = true;
-		put_wc(ns->name, "write back");
+		fake_wc_put(root, ns->name, "write back");
 	}
 	snprintf(p, sizeof(p), "%s/dev", root);
 	vwc_mkdir_p(p);
@@ -238,7 +213,7 @@ int main(void)
 	n = vwc_run_apply(&r);
 	ok(overtaken == 1, "the other writer wrote write back once (%d)",
 	   overtaken);
-	is_str(get_wc("nvme0n1"), "write through",
+	is_str(fake_wc_get(root, "nvme0n1"), "write through",
 	       "overtaken once: WCE read again, write through written again");
 	ok(n == 0 && r.nr_failed == 0, "and the run has no failure (%d, %d)",
 	   n, r.nr_failed);
@@ -247,7 +222,7 @@ int main(void)
 	   !ns->errmsg[0],
 	   "reported from what the run found: write back -> write through, changed (%d, %s)",
 	   ns->action, ns->errmsg);
-	is_str(get_wc("nvme1n1"), "write through",
+	is_str(fake_wc_get(root, "nvme1n1"), "write through",
 	       "the other namespace: write through, untouched by the retry");
 	ok(!vwc_lock_held(), "lock released");
 	free_run(&r);
@@ -260,7 +235,7 @@ int main(void)
 	n = vwc_run_apply(&r);
 	ok(overtaken >= 2, "the other writer wrote write back at each read-back (%d)",
 	   overtaken);
-	is_str(get_wc("nvme0n1"), "write back",
+	is_str(fake_wc_get(root, "nvme0n1"), "write back",
 	       "overtaken twice: left in write back (never half-way to write through)");
 	ok(n == 1, "one failure, the namespace overtaken twice (%d)", n);
 	ok(ns->action == VWC_ACT_FAILED &&
@@ -270,7 +245,7 @@ int main(void)
 	   ns->errmsg);
 	ok(ns->before == VWC_MODE_WRITE_BACK && ns->after == VWC_MODE_WRITE_BACK,
 	   "before and after: write back (%d, %d)", ns->before, ns->after);
-	is_str(get_wc("nvme1n1"), "write through",
+	is_str(fake_wc_get(root, "nvme1n1"), "write through",
 	       "the other namespace: write through");
 	free_run(&r);
 
@@ -284,7 +259,7 @@ int main(void)
 	n = vwc_run_apply(&r);
 	ok(overtaken == 1, "overtaken once, the cache on at the next read (%d)",
 	   overtaken);
-	is_str(get_wc("nvme0n1"), "write back",
+	is_str(fake_wc_get(root, "nvme0n1"), "write back",
 	       "WCE read again as 1: write back, not write through on the first read");
 	ok(n == 0 && ns->decision.mode == VWC_MODE_WRITE_BACK &&
 	   ns->action == VWC_ACT_UNCHANGED,
@@ -313,8 +288,8 @@ int main(void)
 		paths[0] = pp;
 		ns->path_syspath = paths;
 		ns->nr_paths = 1;
-		put_wc("nvme0c0n1", "write back");
-		put_wc("nvme0n1", "write through");
+		fake_wc_put(root, "nvme0c0n1", "write back");
+		fake_wc_put(root, "nvme0n1", "write through");
 		snprintf(target, sizeof(target), "%s/queue/write_cache", pp);
 		overtake = 1;
 		n = vwc_run_apply(&r);
@@ -322,8 +297,8 @@ int main(void)
 		ns->nr_paths = 0;
 	}
 	ok(overtaken == 1, "the path node overtaken once (%d)", overtaken);
-	ok(!strcmp(get_wc("nvme0n1"), "write through") &&
-	   !strcmp(get_wc("nvme0c0n1"), "write through") && n == 0,
+	ok(!strcmp(fake_wc_get(root, "nvme0n1"), "write through") &&
+	   !strcmp(fake_wc_get(root, "nvme0c0n1"), "write through") && n == 0,
 	   "head and path node in write through at the end, no failure (%d)",
 	   n);
 	ok(read_at > wrote_at && wrote_at > 0,
@@ -345,7 +320,7 @@ int main(void)
 	ok(overtaken == 1 && wrote_at < overtaken_at,
 	   "the fast path's write back: nothing written after it (%d, write %d, overtaken %d)",
 	   overtaken, wrote_at, overtaken_at);
-	ok(!strcmp(get_wc("nvme0n1"), "write back") && n == 1 &&
+	ok(!strcmp(fake_wc_get(root, "nvme0n1"), "write back") && n == 1 &&
 	   ns->action == VWC_ACT_FAILED,
 	   "left in write back, the run fails (%d, action %d)", n, ns->action);
 	free_run(&r);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fake-wc.h"
 #include "tap.h"
 #include "watch-textfile.h"
 
@@ -24,20 +25,6 @@ static int idx[3];
 /* the namespaces' sysfs directories (struct vwc_ns points at a string) */
 static char nspath[4][256];
 
-static void put_wc(const char *ns, const char *val)
-{
-	char p[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/sys/%s/queue", root, ns);
-	mkdir(p, 0755);
-	strcat(p, "/write_cache");
-	f = fopen(p, "w");
-	if (f) {
-		fprintf(f, "%s\n", val);
-		fclose(f);
-	}
-}
 
 /* the textfile's nvme_vwc_namespace_write_back of @ns: "1", "0", or "" */
 static const char *wb_of(const char *ns)
@@ -112,9 +99,9 @@ int main(void)
 	memset(&wr, 0, sizeof(wr));
 	wr.textfile = tf;
 	make(&wr, 3);
-	put_wc("nvme0n1", "write through");
-	put_wc("nvme1n1", "write through");
-	put_wc("nvme2n1", "write back");
+	fake_wc_put(root, "nvme0n1", "write through");
+	fake_wc_put(root, "nvme1n1", "write through");
+	fake_wc_put(root, "nvme2n1", "write back");
 
 	/* the first write reads every namespace */
 	vwc_watch_write_textfile(&wr);
@@ -123,8 +110,8 @@ int main(void)
 	is_str(wb_of("nvme2n1"), "1", "first write: nvme2n1 read");
 
 	/* changed behind its back: carried until marked */
-	put_wc("nvme0n1", "write back");
-	put_wc("nvme1n1", "write back");
+	fake_wc_put(root, "nvme0n1", "write back");
+	fake_wc_put(root, "nvme1n1", "write back");
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "0", "a write for nothing marked carries nvme0n1's last mode");
 	vwc_watch_textfile_stale(&wr, 0);
@@ -138,11 +125,11 @@ int main(void)
 	is_str(wb_of("nvme1n1"), "1", "after the safety net's round: nvme1n1 read again");
 
 	/* a new topology (the rescan's mark, or another size) */
-	put_wc("nvme2n1", "write through");
+	fake_wc_put(root, "nvme2n1", "write through");
 	wr.tf_all = true;
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme2n1"), "0", "a new topology: nvme2n1 read again");
-	put_wc("nvme0n1", "write through");
+	fake_wc_put(root, "nvme0n1", "write through");
 	make(&wr, 2);
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "0", "a topology of another size: read again");
@@ -162,11 +149,11 @@ int main(void)
 	mkdir(p, 0755);
 	snprintf(nspath[3], sizeof(nspath[3]), "%s", p);
 	wr.run.topo.ns[1].syspath = nspath[3];
-	put_wc("nvme7n1", "write through");
+	fake_wc_put(root, "nvme7n1", "write through");
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme7n1"), "0", "another namespace at an index: read, not the last one's mode");
 	wr.run.topo.ns[1].ino = 42;
-	put_wc("nvme7n1", "write back");
+	fake_wc_put(root, "nvme7n1", "write back");
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme7n1"), "1", "the same name, another inode (a new disk): read");
 
@@ -176,7 +163,7 @@ int main(void)
 	vwc_watch_textfile_stale(&wr, 0);
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "", "write_cache unreadable: no mode given");
-	put_wc("nvme0n1", "write back");
+	fake_wc_put(root, "nvme0n1", "write back");
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "1", "readable again: read at the next write, unmarked");
 
@@ -185,7 +172,7 @@ int main(void)
 	wr.run.topo.ctrls[0].probed = false;
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "", "a controller not probed: its namespace left out");
-	put_wc("nvme0n1", "write through");
+	fake_wc_put(root, "nvme0n1", "write through");
 	wr.run.topo.ctrls[0].probed = true;
 	vwc_watch_write_textfile(&wr);
 	is_str(wb_of("nvme0n1"), "0", "probed again: its namespace read, unmarked");
