@@ -135,6 +135,8 @@ static int left_alone(struct vwc_run *r, struct vwc_ns *ns, int err,
 	char why[640];
 
 	ns->decision = vwc_ns_decision(r, ns);
+	ns->written = 0;	/* nothing of this run's (recheck()) */
+	ns->overtaken = false;
 	if (vwc_blk_read(ns->syspath, &ns->before))
 		ns->before = VWC_MODE_NONE;
 	ns->after = ns->before;
@@ -268,17 +270,17 @@ static bool decide_locked(struct vwc_run *r, struct vwc_ns *ns,
  * wrote after us, most often the sidecar, which writes write back without
  * the lock while a Set Features 06h is in flight (set-cache off's own
  * WCE=0 among them), or a kernel's rescan. Once, after
- * VWC_OVERTAKEN_WAIT_MS for that command to complete: WCE of its
- * controllers read again, decided again, written again; under the lock
- * (@gen: the write-back count taken with it, else NULL: step 1's own
- * bits, decided again as there), then recheck() reads WCE once more
- * after the write, as for any write through (lock.h). Not under the lock
- * when this process's fast path wrote write back meanwhile: that was a
- * Set Features 06h with WCE=1 (fast_path_raced()). @again is scratch,
- * one bool a controller, left all false when used. Return: the change to
- * the run's failures: one less for each of @nsv mended, one more for
- * each controller whose WCE cannot be read now (its namespaces stay in
- * write back, as under the lock).
+ * VWC_OVERTAKEN_WAIT_MS for that command to complete, decided again and
+ * written again. Under the lock (@gen: the write-back count taken with
+ * it), on WCE of its controllers read again, and recheck() reads it once
+ * more after the write, as for any write through (lock.h); not when this
+ * process's fast path wrote write back meanwhile: that was a Set Features
+ * 06h with WCE=1 (fast_path_raced()). @gen NULL: step 1's own bits,
+ * decided as there, with no WCE to read. @again is scratch, one bool a
+ * controller, left all false when used. Return: the change to the run's
+ * failures: one less for each of @nsv mended, one more for each
+ * controller whose WCE cannot be read now (its namespaces stay in write
+ * back, as under the lock).
  */
 static int overtaken_again(struct vwc_run *r, struct vwc_ns *const *nsv,
 			   struct vwc_decision *dv, int n, bool *again,
@@ -303,15 +305,18 @@ static int overtaken_again(struct vwc_run *r, struct vwc_ns *const *nsv,
 	for (i = 0; i < n; i++) {
 		if (!nsv[i]->overtaken)
 			continue;
-		vwc_notice("%s: %s: WCE read again, once more in %d ms",
-			   nsv[i]->name, nsv[i]->errmsg, VWC_OVERTAKEN_WAIT_MS);
+		vwc_notice("%s: %s: %sonce more in %d ms", nsv[i]->name,
+			   nsv[i]->errmsg, gen ? "WCE read again, " : "",
+			   VWC_OVERTAKEN_WAIT_MS);
 		mark_reachers(t, nsv[i], again);
 	}
 	usleep(VWC_OVERTAKEN_WAIT_MS * 1000);
-	for (i = 0; i < t->nr_ctrls; i++)
+	/* step 1's write through is a namespace's own bit: no WCE to read */
+	for (i = 0; i < t->nr_ctrls && gen; i++)
 		if (again[i] && vwc_probe_ctrl_wce(r, &t->ctrls[i]))
 			delta++;
-	vwc_topo_link_reach(t);
+	if (gen)
+		vwc_topo_link_reach(t);
 	for (i = 0; i < n; i++) {
 		struct vwc_ns *ns = nsv[i];
 		enum vwc_mode before = ns->before;

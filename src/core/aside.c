@@ -170,6 +170,8 @@ bool vwc_aside_kernel_wt(struct vwc_topo *t, struct vwc_ns *ns,
 	ns->after = cur;
 	ns->action = VWC_ACT_UNCHANGED;
 	ns->kernel_held = false;
+	ns->written = 0;	/* nothing of this run's (recheck()) */
+	ns->overtaken = false;
 	ns->errmsg[0] = '\0';
 	if (first != cur)
 		vwc_info("%s: the kernel made it write through itself (%.0f ms): nothing written",

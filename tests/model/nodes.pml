@@ -28,8 +28,8 @@
  *
  * The fast path's write back can land between the sync's write of write
  * through and its read-back (overtaken): the sync reads WCE again and
- * writes once more (apply.c overtaken_again(); p_no_retry shows the
- * search reaches it; NO_OVT_RETRY: main before it).
+ * writes once more (apply.c overtaken_again(); p_no_retry, with
+ * RETRY_GHOST, shows the search reaches it; NO_OVT_RETRY: main before it).
  *
  * Property (pan -N p_fast): a node that can be written is write through
  * while WCE=1 only inside the sync's window or before the fast path's
@@ -65,5 +65,7 @@ init {
 }
 
 ltl p_fast { [] (UNSAFE -> (win > 0 || fastowed > 0)) }
+#ifdef RETRY_GHOST
 /* the search reaches a second write after an overtaking (it must fail) */
 ltl p_no_retry { [] !retried }
+#endif

@@ -23,6 +23,9 @@
  *                    (blk_write() -EAGAIN, vwc_ns.overtaken)
  *   wrote[p]         process p's last blk_apply() wrote a node
  *                    (vwc_ns.written)
+ *   orig[p]          the head as process p's first blk_apply() of phase
+ *                    2 found it (vwc_ns.before, as the run reports it
+ *                    after a second write)
  *   lock             the writers' lock, one flock(2) (lock.c
  *                    vwc_lock_take(), vwc_lock_release())
  *   wbgen            blk.c wb_gen (vwc_blk_wb_bump(), vwc_blk_wb_gen()):
@@ -60,7 +63,7 @@
  *             through: a change made after our last read (cleared when
  *             the namespace is write back again)
  *   retried   a writer wrote once more after an overtaking (shows that
- *             the search reaches it)
+ *             the search reaches it; with RETRY_GHOST only)
  *
  * Left out here (each model's header adds its own): time (every timeout
  * is a choice the checker may take at any moment, within the premise
@@ -88,13 +91,16 @@ byte wc[3];
 bool stuck[3];
 bool ovt[10];
 bool wrote[10];
+byte orig[10];
 bool rb[10];	/* a write of write through whose read-back is to come */
 
 bool lock;
 byte wbgen;
 
 byte win;
+#ifdef RETRY_GHOST
 bool retried;
+#endif
 byte fastowed;
 byte inflight;
 bool drift;
@@ -346,6 +352,7 @@ inline run_apply(wait, busy)
 			:: else ->
 				blk_apply(WB, before, err, i, n)
 			fi;
+			orig[_pid] = before;
 #ifndef NO_OVT_RETRY
 			/*
 			 * overtaken_again(): WCE read again, decided again,
@@ -355,7 +362,9 @@ inline run_apply(wait, busy)
 			if
 			:: ovt[_pid] && (wait || wbgen == gen) ->
 				printf("MODEL: overtaken: once more\n");
+#ifdef RETRY_GHOST
 				retried = 1;
+#endif
 				RESCAN(s0, s1);
 				if
 				:: s0 -> get_wce(0, f0)
@@ -381,16 +390,17 @@ inline run_apply(wait, busy)
 			 * main before the fix) a node written, a head found in
 			 * write through with a path node that was not
 			 */
+#define RECHECK_DUE	((orig[_pid] != WT || wrote[_pid]) && after == WT)
 #ifndef BUG_NORECHECK
 #ifdef BUG_RECHECK_CHANGED
 			if
-			:: before == WT && after == WT && wrote[_pid] ->
+			:: orig[_pid] == WT && after == WT && wrote[_pid] ->
 				printf("MODEL: BUG-e recheck skipped: the head was found in write through\n")
 			:: else
 			fi;
-#define RECHECK_WHEN	(before != WT && after == WT)
+#define RECHECK_WHEN	(orig[_pid] != WT && after == WT)
 #else
-#define RECHECK_WHEN	((before != WT || wrote[_pid]) && after == WT)
+#define RECHECK_WHEN	RECHECK_DUE
 #endif
 			if
 			:: RECHECK_WHEN ->
@@ -411,13 +421,24 @@ inline run_apply(wait, busy)
 				after = wc[0]
 			:: else
 			fi;
+#else
+			if
+			:: RECHECK_DUE -> printf("MODEL: recheck left out\n")
+			:: else
+			fi;
 #endif
 			/* the sidecar's fast path wrote write back meanwhile
-			 * (its own process's count: a command's never moves) */
+			 * (its own process's count: a command's never moves),
+			 * where this run wrote (fast_path_raced()) */
+#define GEN_DUE	(!wait && wbgen != gen && after == WT && wrote[_pid])
 #ifndef BUG_NOGEN
 			if
-			:: !wait && wbgen != gen && after == WT ->
-				blk_apply(WB, before, err, i, n)
+			:: GEN_DUE -> blk_apply(WB, before, err, i, n)
+			:: else
+			fi;
+#else
+			if
+			:: GEN_DUE -> printf("MODEL: generation check left out\n")
 			:: else
 			fi;
 #endif
@@ -442,6 +463,6 @@ inline run_apply(wait, busy)
 	/* what the run read is forgotten: no state differs by it alone */
 	d_step {
 		ok = 0; gen = 0; before = 0; after = 0; err = 0;
-		f0 = 0; f1 = 0; ovt[_pid] = 0; wrote[_pid] = 0
+		f0 = 0; f1 = 0; ovt[_pid] = 0; wrote[_pid] = 0; orig[_pid] = 0
 	}
 }
