@@ -360,10 +360,12 @@ static int write_nodes(struct vwc_ns *ns, enum vwc_mode mode,
 				(*written)++;
 		}
 		if (r) {
+			/* overtaken: the engine tries once more */
 			if (!head)
-				vwc_warn("%s: path node %s: cannot set %s: %s",
-					 ns->name, node_name(sp),
-					 vwc_mode_str(mode), write_strerror(r));
+				vwc_log(r == -EAGAIN ? LOG_INFO : LOG_WARNING,
+					"%s: path node %s: cannot set %s: %s",
+					ns->name, node_name(sp),
+					vwc_mode_str(mode), write_strerror(r));
 			if (!first) {
 				first = r;
 				if (bad)
