@@ -14,9 +14,9 @@
 #  2. At every write: exit 1, left in write back (not write through at
 #     the end), and the message names another writer, not an I/O error.
 # Case 1 fails on code that takes the read-back for an I/O error and
-# stops there (exit 1, "Input/output error"). Kernels that read WCE
-# themselves (7.x) put this namespace in write through on their own: no
-# write of ours to overtake there.
+# stops there (exit 1, "Input/output error"). The two Debian releases'
+# kernels; 7.2 passes it too (8 of 8, run by hand), left out for the
+# test command's time: its queue/write_cache takes a write as 6.12's does.
 . /vwc/guest/lib.sh
 plan 8
 
