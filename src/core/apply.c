@@ -103,11 +103,7 @@ static void recheck(struct vwc_run *r)
 			 ns->name, vwc_mode_str(d.mode));
 		if (vwc_blk_apply(ns, d, false))
 			r->nr_failed++;
-		/* report the run as a whole: from what it found */
-		ns->before = before;
-		if (ns->action != VWC_ACT_FAILED)
-			ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
-							   VWC_ACT_CHANGED;
+		vwc_blk_report_found(ns, before);
 	}
 }
 
@@ -200,10 +196,7 @@ static int fast_path_raced(struct vwc_run *r, const bool *later)
 			 ns->name);
 		if (vwc_blk_apply(ns, wb, false))
 			failed++;
-		ns->before = before;
-		if (ns->action != VWC_ACT_FAILED)
-			ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
-							   VWC_ACT_CHANGED;
+		vwc_blk_report_found(ns, before);
 	}
 	return failed;
 }
@@ -312,11 +305,12 @@ static int overtaken_again(struct vwc_run *r, struct vwc_ns *const *nsv,
 	}
 	usleep(VWC_OVERTAKEN_WAIT_MS * 1000);
 	/* step 1's write through is a namespace's own bit: no WCE to read */
-	for (i = 0; i < t->nr_ctrls && gen; i++)
-		if (again[i] && vwc_probe_ctrl_wce(r, &t->ctrls[i]))
-			delta++;
-	if (gen)
+	if (gen) {
+		for (i = 0; i < t->nr_ctrls; i++)
+			if (again[i] && vwc_probe_ctrl_wce(r, &t->ctrls[i]))
+				delta++;
 		vwc_topo_link_reach(t);
+	}
 	for (i = 0; i < n; i++) {
 		struct vwc_ns *ns = nsv[i];
 		enum vwc_mode before = ns->before;
@@ -330,16 +324,11 @@ static int overtaken_again(struct vwc_run *r, struct vwc_ns *const *nsv,
 		else
 			dv[i] = decide_ns(r, ns);
 		ret = write ? vwc_blk_apply(ns, dv[i], r->dry_run) : 0;
-		/* report the run as a whole: from what it found */
-		ns->before = before;
-		if (ret) {
-			if (ns->overtaken)	/* said at info level */
-				vwc_err("%s: %s, twice", ns->name, ns->errmsg);
-			continue;
-		}
-		ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
-						   VWC_ACT_CHANGED;
-		delta--;
+		vwc_blk_report_found(ns, before);
+		if (!ret)
+			delta--;
+		else if (ns->overtaken)	/* said at info level */
+			vwc_err("%s: %s, twice", ns->name, ns->errmsg);
 	}
 	memset(again, 0, (t->nr_ctrls + 1) * sizeof(*again));
 	return delta;

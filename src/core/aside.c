@@ -72,9 +72,7 @@ int vwc_aside_held(const struct vwc_topo *t, struct vwc_ns *const *nsv,
 		vwc_blk_apply(ns, dv[i], false);
 		ns->before = before;
 		if (!ns->kernel_held) {
-			if (ns->action != VWC_ACT_FAILED)
-				ns->action = before == ns->after ?
-					     VWC_ACT_UNCHANGED : VWC_ACT_CHANGED;
+			vwc_blk_report_found(ns, before);
 			continue;
 		}
 		/*

@@ -518,6 +518,14 @@ int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run)
 	return 0;
 }
 
+void vwc_blk_report_found(struct vwc_ns *ns, enum vwc_mode before)
+{
+	ns->before = before;
+	if (ns->action != VWC_ACT_FAILED)
+		ns->action = before == ns->after ? VWC_ACT_UNCHANGED :
+						   VWC_ACT_CHANGED;
+}
+
 struct apply_job {
 	struct vwc_ns *const *ns;
 	const struct vwc_decision *d;

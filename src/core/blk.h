@@ -67,6 +67,17 @@ int vwc_blk_kernel_wc(const char *syspath);
  */
 int vwc_blk_apply(struct vwc_ns *ns, struct vwc_decision d, bool dry_run);
 
+/**
+ * vwc_blk_report_found() - a later vwc_blk_apply() of @ns in the same run,
+ *			    reported as the run as a whole
+ * @ns:		the namespace, just applied again
+ * @before:	its mode as the run's first vwc_blk_apply() found it
+ *
+ * @ns->before becomes @before, and the action changed or unchanged from
+ * it to @ns->after; a failure stays one.
+ */
+void vwc_blk_report_found(struct vwc_ns *ns, enum vwc_mode before);
+
 /* Most threads vwc_blk_apply_many() writes from */
 #define VWC_BLK_WRITERS	16
 
