@@ -47,30 +47,46 @@ ns=$(ls /sys/block | grep '^nvme[0-9]*n[0-9]*$' | head -n 1)
 nsid=$(cat "/sys/block/$ns/nsid" 2>/dev/null || echo 1)
 info "$(ls /sys/block | grep -c '^nvme[0-9]*n[0-9]*$') namespaces on $((S - 1)) subsystems; $N Flush commands a run through /dev/$ns (NSID $nsid), $P pairs"
 
-# one run of io-pt: "wall_ms cpu_ticks" appended to /tmp/LABEL
-run() {
+# timed FILE CMD...: CMD, its wall ms and the CPU ticks of its reaping
+# appended to /tmp/FILE, and left in $_ms and $_tk
+timed() {
+	_f=$1
+	shift
 	_k0=$(kids) _t0=$(now)
+	"$@"
+	_t1=$(now) _k1=$(kids)
+	_ms=$(((_t1 - _t0) / 1000000)) _tk=$((_k1 - _k0))
+	echo "$_ms $_tk" >>"/tmp/$_f"
+}
+# N Flush commands through io-pt; run LABEL: one run, as LABEL (stopped
+# or running)
+iopt() {
 	io-pt -n "$N" -o 0 -N "$nsid" "/dev/$ns" >/tmp/iopt.out 2>&1 ||
 		info "io-pt: $(cat /tmp/iopt.out)"
-	_t1=$(now) _k1=$(kids)
-	echo "$(((_t1 - _t0) / 1000000)) $((_k1 - _k0))" >>"/tmp/$1"
-	echo "BENCH: $1: $N commands: $(((_t1 - _t0) / 1000000)) ms wall, $((_k1 - _k0)) ticks of CPU ($(cat /tmp/iopt.out))"
+}
+run() {
+	timed "$1" iopt
+	echo "BENCH: $1: $N commands: $_ms ms wall, $_tk ticks of CPU ($(cat /tmp/iopt.out))"
 }
 # the sidecar as the service runs it, idle (its CPU unchanged for 3 s)
 # before a run; its CPU is reaped into this shell's outside the runs
 sc_cpu() { awk '{ print $14 + $15 }' "/proc/$SC_PID/stat"; }
 on() { sidecar_start /tmp/watch.log; steady 120 sc_cpu || info "the sidecar still busy"; }
 off() { kill -TERM "$SC_PID"; wait "$SC_PID"; }
+# pairs FN: FN stopped and FN running, P pairs, the order flipped every pair
+pairs() {
+	_i=0
+	while [ $_i -lt "$P" ]; do
+		if [ $((_i % 2)) = 0 ]; then
+			"$1" stopped; on; "$1" running; off
+		else
+			on; "$1" running; off; "$1" stopped
+		fi
+		_i=$((_i + 1))
+	done
+}
 rm -f /tmp/stopped /tmp/running
-i=0
-while [ $i -lt "$P" ]; do
-	if [ $((i % 2)) = 0 ]; then
-		run stopped; on; run running; off
-	else
-		on; run running; off; run stopped
-	fi
-	i=$((i + 1))
-done
+pairs run
 mean() { awk -v c="$2" '{ s += $c; n++ } END { printf "%.1f", s / n }' "/tmp/$1"; }
 ws=$(mean stopped 1) wr=$(mean running 1) cs=$(mean stopped 2) cr=$(mean running 2)
 echo "BENCH: means of $P runs of $N commands: stopped $ws ms wall, $cs ticks; running $wr ms wall, $cr ticks"
@@ -79,26 +95,16 @@ echo "BENCH: per command, running minus stopped: $(awk -v a="$wr" -v b="$ws" -v 
 # 2. one connect with the others connected: its CPU with the sidecar
 # stopped and running, alternating, P pairs (the sidecar's own work on
 # the new namespaces is not in it); then its system calls under strace
+connect1() { nvme connect -t loop -n "nqn.2026-12.org.vwc:s$S" >/dev/null 2>&1; }
 conn() {
-	_k0=$(kids) _t0=$(now)
-	nvme connect -t loop -n "nqn.2026-12.org.vwc:s$S" >/dev/null 2>&1
-	_t1=$(now) _k1=$(kids)
-	echo "$(((_t1 - _t0) / 1000000)) $((_k1 - _k0))" >>"/tmp/c-$1"
-	echo "BENCH: one connect, $1 ($((S - 1)) subsystems, $(((S - 1) * K)) namespaces connected): $(((_t1 - _t0) / 1000000)) ms wall, $((_k1 - _k0)) ticks of CPU"
+	timed "c-$1" connect1
+	echo "BENCH: one connect, $1 ($((S - 1)) subsystems, $(((S - 1) * K)) namespaces connected): $_ms ms wall, $_tk ticks of CPU"
 	udevadm settle >/dev/null 2>&1
 	nvme disconnect -n "nqn.2026-12.org.vwc:s$S" >/dev/null 2>&1
 	sleep 2
 }
 rm -f /tmp/c-stopped /tmp/c-running
-i=0
-while [ $i -lt "$P" ]; do
-	if [ $((i % 2)) = 0 ]; then
-		conn stopped; on; conn running; off
-	else
-		on; conn running; off; conn stopped
-	fi
-	i=$((i + 1))
-done
+pairs conn
 echo "BENCH: one connect, means of $P: stopped $(mean c-stopped 1) ms wall, $(mean c-stopped 2) ticks; running $(mean c-running 1) ms wall, $(mean c-running 2) ticks"
 on
 strace -c -f -o /tmp/conn.txt -e trace=ioctl,openat \
