@@ -24,17 +24,27 @@ fi
 mkdir -p "$B/artifacts"
 # fuzz_one HARNESS: run it for T seconds; its verdict line goes to
 # $B/NAME.result ("ok ..." or "FAIL ...", then the crash lines)
+# (its T seconds are wall time: beside the guests of a full run, at nice
+# 19 there, a harness gets a fraction of a core, and its line says how
+# much CPU it had: this shell's children's ticks, fields 16 and 17)
 fuzz_one() {
-	local h=$1 name=${1#fuzz-} rc=0 execs crashes log
+	local h=$1 name=${1#fuzz-} rc=0 execs crashes log st f c0 cpu
 	log=$B/$name.log
 	mkdir -p "$B/corpus/$name"
+	read -r st <"/proc/$BASHPID/stat"
+	read -r -a f <<<"${st##*) }"
+	c0=$((f[13] + f[14]))
 	nice -n 10 "$B/build/$h" -max_total_time="$T" -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
 		"$B/corpus/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+	read -r st <"/proc/$BASHPID/stat"
+	read -r -a f <<<"${st##*) }"
+	cpu=$(((f[13] + f[14] - c0) * 10 / $(getconf CLK_TCK)))
+	cpu=$((cpu / 10)).$((cpu % 10))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	crashes=$(grep -cE '^==[0-9]+== ?ERROR|^SUMMARY: (Address|Undefined|Leak)|runtime error:' "$log" || true)
 	if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ] && [ -n "$execs" ]; then
-		echo "ok   $name: ${execs} executions in ${T} s, 0 crashes, corpus $(ls "$B/corpus/$name" | wc -l) + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds" >"$B/$name.result"
+		echo "ok   $name: ${execs} executions in ${T} s (${cpu} s of CPU), 0 crashes, corpus $(ls "$B/corpus/$name" | wc -l) + $(ls "tests/fuzz/corpus/$name" | wc -l) seeds" >"$B/$name.result"
 	else
 		{
 			echo "FAIL $name: exit $rc, ${execs:-?} executions, $crashes reports (log $log)"
