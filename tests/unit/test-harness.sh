@@ -88,7 +88,9 @@ t "vq_over: 08.09 s is not over 8.1" not vq_over 08.09 8.1
 t0=$(vq_now)
 sleep 0.3
 e=$(vq_elapsed "$t0")
-t "vq_elapsed: 0.3 s of sleep reads 0.3 to 0.9 ($e)" eval '[[ $e =~ ^0\.[3-9]$ ]]'
+# (a loaded host may take longer than 0.3 s: no upper bound but the form)
+t "vq_elapsed: 0.3 s of sleep reads 0.3 or more, one decimal ($e)" \
+	eval '[[ $e =~ ^[0-9]+\.[0-9]$ ]] && ! vq_over 0.3 "$e"'
 # the poll's own deadlines: a guest that reached its marker and outlives
 # its timeout is stopped at the timeout; one that never shows the marker
 # is tried twice and given up after its boot timeout each time (vq_boot
@@ -96,10 +98,10 @@ t "vq_elapsed: 0.3 s of sleep reads 0.3 to 0.9 ($e)" eval '[[ $e =~ ^0\.[3-9]$ ]
 vq_boot "$T/vq.log" "$T/vq.sock" "$T" 'VWC-INIT' 5 1 '' -- \
 	bash -c 'echo VWC-INIT >"${2#file:}"; exec sleep 30' x >/dev/null 2>&1 || true
 t "vq_boot: stopped at its 1 s timeout ($VQ_STATUS after $VQ_TOTAL s)" \
-	eval '[ "$VQ_STATUS" = timeout ] && vq_over "$VQ_TOTAL" 0.9 && ! vq_over "$VQ_TOTAL" 5'
+	eval '[ "$VQ_STATUS" = timeout ] && vq_over "$VQ_TOTAL" 0.9 && ! vq_over "$VQ_TOTAL" 15'
 vq_boot "$T/vq.log" "$T/vq.sock" "$T" 'never' 0.5 30 '' -- bash -c 'exec sleep 30' >/dev/null 2>&1 || true
 t "vq_boot: no marker within 0.5 s, twice: noinit ($VQ_STATUS, $VQ_ATTEMPTS attempts, last $VQ_TOTAL s)" \
-	eval '[ "$VQ_STATUS" = noinit ] && [ "$VQ_ATTEMPTS" = 2 ] && ! vq_over "$VQ_TOTAL" 5'
+	eval '[ "$VQ_STATUS" = noinit ] && [ "$VQ_ATTEMPTS" = 2 ] && ! vq_over "$VQ_TOTAL" 15'
 # vq_pvh: a bzImage's payload uncompressed when it is whole and an ELF
 # with the PVH entry note; the bzImage itself otherwise. A small ELF with
 # that note (type 18, "Xen") in a made-up bzImage: 2 setup sectors,
