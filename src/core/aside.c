@@ -70,11 +70,11 @@ int vwc_aside_held(const struct vwc_topo *t, struct vwc_ns *const *nsv,
 		       mono_ms() - t0 < VWC_ASIDE_GRACE_MS)
 			sleep_ms(10);
 		vwc_blk_apply(ns, dv[i], false);
-		ns->before = before;
 		if (!ns->kernel_held) {
 			vwc_blk_report_found(ns, before);
 			continue;
 		}
+		ns->before = before;
 		/*
 		 * a Set Features since the probe may have turned the cache
 		 * off again (an admin's toggles): on WCE read now, the
