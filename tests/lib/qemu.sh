@@ -86,14 +86,18 @@ vq_pvh() {
 		echo "$z"
 	fi
 }
+# vq_since T0_MS: seconds since T0_MS (milliseconds, as vq_ms gives
+# them), one decimal, in VQ_T (no subshell: vq_boot's poll)
+vq_since() {
+	vq_ms "${EPOCHREALTIME/,/.}"
+	VQ_T=$((VQ_MS - $1))
+	VQ_T=$((VQ_T / 1000)).$((VQ_T % 1000 / 100))
+}
 # vq_elapsed T0: seconds since T0 (one decimal; T0 from vq_now)
 vq_elapsed() {
-	local a
 	vq_ms "$1"
-	a=$VQ_MS
-	vq_ms "${EPOCHREALTIME/,/.}"
-	a=$((VQ_MS - a))
-	echo "$((a / 1000)).$((a % 1000 / 100))"
+	vq_since "$VQ_MS"
+	echo "$VQ_T"
 }
 # vq_over T LIMIT: true when T > LIMIT (both seconds, decimals allowed)
 vq_over() {
@@ -189,9 +193,8 @@ vq_boot() {
 		vq_ms "$t0"
 		t0_ms=$VQ_MS
 		while kill -0 "$VQ_QPID" 2>/dev/null; do
-			vq_ms "${EPOCHREALTIME/,/.}"
-			t=$((VQ_MS - t0_ms))
-			t=$((t / 1000)).$((t % 1000 / 100))
+			vq_since "$t0_ms"
+			t=$VQ_T
 			# utime + stime (fields 14, 15; after the name's ") ")
 			if read -r st <"/proc/$VQ_QPID/stat" 2>/dev/null; then
 				read -r -a f <<<"${st##*) }"
