@@ -11,7 +11,8 @@
 #     apply repairs it. The real binary runs `sync` and `audit` (no NVMe
 #     here: zero controllers) and the audit is saved per host and as the
 #     fact vwc_audit.
-#   - the apply's decisions on a drifting host: vwc_bin is a stand-in that
+#   - the apply's decisions on a drifting host, install method none (the
+#     tree's binary found, its drop-in kept): vwc_bin is a stand-in that
 #     prints the real tool's JSON captured in a 16x4 guest
 #     (tests/fleet/fixtures/*.json, from `sync --dry-run`, `audit`, `sync`
 #     on a controller with WCE=0) and records every call: --check runs only
@@ -170,7 +171,13 @@ audit*)
 esac
 EOF
 chmod +x "$tmp/fake-vwc"
-fake=(-e "vwc_bin=$tmp/fake-vwc")
+# vwc_install=none (already installed: the service, apply and audit only),
+# as an admin runs the role on hosts in place. The tree above is what is
+# installed: the role finds its binary, and the textfile drop-in stays as
+# it is (before, none named /usr/sbin's binary and rewrote it: changed=2
+# below). Also for time: the tree's copy file by file was half of each
+# play's CPU.
+fake=(-e "vwc_bin=$tmp/fake-vwc" -e vwc_install=none)
 : >"$tmp/calls"
 play fcheck.log --check "${fake[@]}"
 played fcheck.log "drifting host, --check: reports the drift" 1
