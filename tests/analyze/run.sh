@@ -1,6 +1,8 @@
 #!/bin/bash
 # Static analysis of the whole tree (src/, tests/, plugins when built):
-# gcc -fanalyzer and clang's scan-build, each from a clean build dir.
+# gcc -fanalyzer and clang's scan-build, each from a clean build dir
+# (gcc's through ccache: an unchanged translation unit's diagnostics are
+# replayed from the cache).
 # A report is either fixed or silenced where it is raised with a comment
 # saying why it is a false positive (gcc 12 loses pointers stored through
 # an array at a symbolic index: grep the tree for -Wanalyzer-malloc-leak).
@@ -13,7 +15,7 @@ mkdir -p "$B"
 B=$(cd "$B" && pwd)
 passed=0 failed=0
 
-bash tests/analyze/deps.sh gcc clang clang-tools meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev || {
+bash tests/analyze/deps.sh gcc ccache clang clang-tools meson ninja-build pkg-config libudev-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev || {
 	echo "analyze: 0 passed, 1 failed"; exit 1; }
 
 result() { # NAME COUNT LOG
@@ -26,10 +28,15 @@ result() { # NAME COUNT LOG
 	fi
 }
 
-# gcc -fanalyzer: every diagnostic it emits carries [-Wanalyzer-...]
+# gcc -fanalyzer: every diagnostic it emits carries [-Wanalyzer-...].
+# Through ccache, in the cache directory: a translation unit whose
+# preprocessed text, options and compiler are those of an earlier run is
+# not analyzed again, its diagnostics are replayed from that run (ccache
+# keeps a compiler's stderr with its object).
 rm -rf "$B/gcc"
 log=$B/gcc-fanalyzer.log
-if CC=gcc meson setup "$B/gcc" -Dc_args=-fanalyzer >"$log" 2>&1 &&
+export CCACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/ccache
+if CC="ccache gcc" meson setup "$B/gcc" -Dc_args=-fanalyzer >"$log" 2>&1 &&
 	nice ninja -C "$B/gcc" >>"$log" 2>&1; then
 	n=$(grep -c '\[-Wanalyzer' "$log" || true)
 	grep -B2 '\[-Wanalyzer' "$log" | grep -E 'warning:' | head -n 20
