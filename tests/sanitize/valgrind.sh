@@ -2,9 +2,9 @@
 # valgrind memcheck on the sidecar in a guest: a plain build installed
 # with valgrind (launcher, memcheck, preloads, suppressions, libc's
 # detached debug symbols) added to the install tree, then the manual VM
-# case valgrind-watch (1000 Set Features 06h events).
+# case valgrind-watch (400 Set Features 06h events).
 # Usage: valgrind.sh BUILDDIR
-# Environment: VWC_VG_EVENTS (Set Features to send, default 1000),
+# Environment: VWC_VG_EVENTS (Set Features to send, default 400),
 #   VWC_VG_KERNELS (default 7.2).
 # Last lines: the VM suite's figures and count as "valgrind: ...", e.g.
 # "valgrind: 8 passed, 0 failed, 0 skipped" (a skip, valgrind missing
@@ -44,7 +44,7 @@ for lib in /lib64/ld-linux-x86-64.so.2; do
 done
 install -d "$D/usr/share/vwc-test"
 tar -C "$V" -czf "$D/usr/share/vwc-test/valgrind.tar.gz" .
-echo "${VWC_VG_EVENTS:-1000}" >"$D/usr/share/vwc-test/valgrind-events"
+echo "${VWC_VG_EVENTS:-400}" >"$D/usr/share/vwc-test/valgrind-events"
 out=$B/vm.out
 VWC_LOG_DIR=$B/vm-logs VWC_CASES=valgrind-watch VWC_KERNELS="$KERNELS" \
 	bash tests/vm/run-suite.sh "$D" >"$out" 2>&1

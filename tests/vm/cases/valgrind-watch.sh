@@ -4,7 +4,7 @@
 # timeout: 1500
 # manual: needs valgrind in the image (tests/sanitize/valgrind.sh puts it in the install tree)
 #
-# valgrind memcheck on the sidecar over N Set Features 06h events (1000,
+# valgrind memcheck on the sidecar over N Set Features 06h events (400,
 # or /usr/share/vwc-test/valgrind-events; nvme set-feature toggling WCE,
 # every 10th event is a checkpoint: WCE=1 must be followed by write back
 # and WCE=0 by write through, all of them, so that a sidecar that died or
@@ -64,7 +64,7 @@ done
 pass "valgrind: initial sync puts the WCE-off namespace in write through"
 info "sidecar under valgrind up after $(cut -d' ' -f1 /proc/uptime) s of uptime"
 
-events=$(cat /usr/share/vwc-test/valgrind-events 2>/dev/null || echo 1000)
+events=$(cat /usr/share/vwc-test/valgrind-events 2>/dev/null || echo 400)
 t0=$(date +%s)
 i=0 lagged=0 points=0
 while [ $i -lt $((events / 2)) ]; do
