@@ -32,10 +32,13 @@ result() { # NAME COUNT LOG
 # Through ccache, in the cache directory: a translation unit whose
 # preprocessed text, options and compiler are those of an earlier run is
 # not analyzed again, its diagnostics are replayed from that run (ccache
-# keeps a compiler's stderr with its object).
+# keeps a compiler's stderr with its object). Paths under the tree are
+# hashed as relative ones and the working directory not at all, so that
+# another clone of the same commit finds them (CI clones afresh).
 rm -rf "$B/gcc"
 log=$B/gcc-fanalyzer.log
 export CCACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/ccache
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 if CC="ccache gcc" meson setup "$B/gcc" -Dc_args=-fanalyzer >"$log" 2>&1 &&
 	nice ninja -C "$B/gcc" >>"$log" 2>&1; then
 	n=$(grep -c '\[-Wanalyzer' "$log" || true)
