@@ -5,7 +5,7 @@
 # (Linux's own target over nvme-loop, 64 subsystems of 16 namespaces on
 # two loop ports, 1,024 namespaces and 2,048 paths, udevd and the sidecar
 # running) with its storm over every subsystem: both paths of all 64
-# gone and back, 10 rounds (the test command takes 8 subsystems, 3
+# gone and back, 10 rounds (the test command takes 8 subsystems, 2
 # rounds, for time). vwc.storm_subsys=S and vwc.storm_rounds=N on the
 # kernel command line (VWC_BENCH_APPEND) change them. Its INFO lines
 # (the connects' and the storm's times, the sidecar's CPU, what the

@@ -37,6 +37,8 @@ result() { # NAME COUNT LOG
 # another clone of the same commit finds them (CI clones afresh).
 rm -rf "$B/gcc"
 log=$B/gcc-fanalyzer.log
+# (tests/check disables ccache for every other build)
+unset CCACHE_DISABLE
 export CCACHE_DIR=${VWC_CACHE_DIR:-/var/cache/nvme-vwc-sync}/ccache
 export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 if CC="ccache gcc" meson setup "$B/gcc" -Dc_args=-fanalyzer >"$log" 2>&1 &&

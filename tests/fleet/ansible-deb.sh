@@ -6,7 +6,8 @@
 # is not running there: `systemctl --root=/`, as in an image build), sync
 # and audit run by the installed /usr/sbin/nvme-vwc-sync (the host's /sys:
 # no NVMe here), --check before the install changes nothing, a second apply
-# reports changed=0, --check after it too.
+# reports changed=0, --check after it too; then vwc_install=none with a
+# textfile: the drop-in runs the package's binary.
 # The root is made once with mmdebstrap (minbase + ansible-core,
 # python3-apt, systemd, udev and the package's dependencies) from the
 # system's Debian sources and cached as a tarball; each run unpacks it into
@@ -75,7 +76,7 @@ mkdir -p "$root" "$tmp/out"
 tar -xf "$tar" -C "$root" || bail "unpack the root" "tar -xf $tar failed"
 mkdir -p "$root/repo" "$root/debs" "$root/out"
 cp "$deb" "$root/debs/"
-echo "1..8"
+echo "1..10"
 ok "Debian 12 root with ansible-core ($(chroot "$root" dpkg-query -W -f '${Version}' ansible-core 2>/dev/null))"
 
 # play LOG [args]: the shipped playbook inside the root, as root there,
@@ -131,4 +132,14 @@ play run2.log
 played run2.log "second apply: changed=0" 0
 play check1.log --check
 played check1.log "--check after the install: changed=0" 0
+# vwc_install=none on the installed package, with a textfile: the drop-in
+# runs the package's binary (the role found /usr/sbin's)
+play none.log -e vwc_install=none -e vwc_textfile=/var/lib/prometheus/node-exporter/nvme-vwc-sync.prom
+played none.log "install none on the package, textfile added: the drop-in and its directory" 2
+dropin=$root/etc/systemd/system/nvme-vwc-sync.service.d/textfile.conf
+if grep -qx 'ExecStart=/usr/sbin/nvme-vwc-sync watch --textfile=/var/lib/prometheus/node-exporter/nvme-vwc-sync.prom' "$dropin" 2>/dev/null; then
+	ok "install none: the drop-in runs the package's /usr/sbin/nvme-vwc-sync"
+else
+	notok "install none: the drop-in runs the package's binary" "$(cat "$dropin" 2>&1)"
+fi
 [ "$bad" -eq 0 ]

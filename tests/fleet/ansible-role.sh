@@ -12,7 +12,8 @@
 #     here: zero controllers) and the audit is saved per host and as the
 #     fact vwc_audit.
 #   - the apply's decisions on a drifting host, install method none (the
-#     tree's binary found, its drop-in kept): vwc_bin is a stand-in that
+#     tree's binary found, its drop-in kept; on a root with nothing
+#     installed the host fails): vwc_bin is a stand-in that
 #     prints the real tool's JSON captured in a 16x4 guest
 #     (tests/fleet/fixtures/*.json, from `sync --dry-run`, `audit`, `sync`
 #     on a controller with WCE=0) and records every call: --check runs only
@@ -83,7 +84,7 @@ played() {
 	fi
 }
 
-echo "1..26"
+echo "1..27"
 # 1. the meson install tree of this build
 if DESTDIR=$TREE meson install -C "$BUILD" --no-rebuild >"$tmp/install.log" 2>&1 &&
 	[ -x "$TREE/usr/local/sbin/nvme-vwc-sync" ]; then
@@ -199,4 +200,14 @@ played fcheck2.log "drifting host after apply, --check: changed=0" 0
 echo error >"$tmp/state"
 play ferror.log "${fake[@]}"
 if [ "$(failed ferror.log)" = 1 ] && grep -q 'Input/output error' "$tmp/ferror.log"; then ok "sync exit 1 fails the host, with the tool's message"; else notok "sync exit 1 fails the host" "$(recap ferror.log)"; fi
+# vwc_install=none on a root where nothing is installed: the host fails,
+# naming both places looked at (not a drop-in naming a missing binary)
+mkdir -p "$tmp/empty"
+play fnone.log -e vwc_install=none -e "vwc_root=$tmp/empty"
+if [ "$(failed fnone.log)" = 1 ] && grep -q 'vwc_install=none: no nvme-vwc-sync under .* at /usr/sbin' "$tmp/fnone.log" &&
+	[ ! -e "$tmp/empty/etc" ]; then
+	ok "install none, nothing installed: the host fails, saying where it looked; nothing written"
+else
+	notok "install none, nothing installed: the host fails" "$(recap fnone.log; grep -A3 fatal "$tmp/fnone.log" | head -n 8)"
+fi
 [ "$bad" -eq 0 ]
