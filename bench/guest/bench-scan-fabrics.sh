@@ -1,5 +1,6 @@
 #!/bin/sh
 # timeout: 2400
+# vm: memory 4096
 #
 # Benchmark (not a test): what one of the sidecar's topology scans costs
 # on a real sysfs under TCG (kernel tag 7.2-generic-io), where a system
