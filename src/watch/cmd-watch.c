@@ -291,12 +291,12 @@ static void say_costs(const struct vwc_sidecar *wr)
 {
 	const struct vwc_model *w = &wr->model;
 
-	vwc_notice("its CPU: %.1f s in the main thread: reading events %.1f s (%lu udev, %lu kernel uevents, %lu inotify), evaluations %.1f s (%lu, %lu full), close checks %.1f s (%lu found WCE as known and needed none), topology scans %.1f s; commands sent: %lu Identify Controller, %lu namespace lists, %lu Identify Namespace, %lu Get Features 06h, %lu SMART logs, %lu others",
+	vwc_notice("its CPU: %.1f s in the main thread: reading events %.1f s (%lu udev, %lu kernel uevents, %lu inotify), evaluations %.1f s (%lu, %lu full), close checks %.1f s (%lu with nothing in write through on the cache read nothing, %lu found WCE as known and needed none), topology scans %.1f s; commands sent: %lu Identify Controller, %lu namespace lists, %lu Identify Namespace, %lu Get Features 06h, %lu SMART logs, %lu others",
 		   vwc_watch_cpu_now(), w->read_cpu, w->udev_events,
 		   w->kernel_uevents,
 		   w->events - w->udev_events - w->kernel_uevents,
 		   w->eval_cpu, w->evaluations, w->full_evaluations,
-		   w->close_cpu, w->closes_confirmed,
+		   w->close_cpu, w->closes_moot, w->closes_confirmed,
 		   w->rescan_total, vwc_nvme_sent(VWC_NVME_SENT_ID_CTRL),
 		   vwc_nvme_sent(VWC_NVME_SENT_NS_LIST),
 		   vwc_nvme_sent(VWC_NVME_SENT_ID_NS),

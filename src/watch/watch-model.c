@@ -665,6 +665,42 @@ static bool close_may_rest(const struct vwc_model *w,
 	       !c->nr_pending && c->facts.present == VWC_TRI_YES;
 }
 
+/*
+ * Does a namespace @c reaches stand in write through on its controllers'
+ * word (not its own "no volatile write cache" bit), or in no mode set or
+ * found yet: then @c's cache being on is what a Set Features 06h could
+ * make unsafe. No topology, or @c not in it: yes.
+ */
+static bool wt_rests_on(struct vwc_model *w, const struct vwc_wctrl *c)
+{
+	const struct vwc_topo *t = w->topo;
+	int ci = t ? vwc_topo_find_ctrl(t, c->name) : -1, i;
+
+	if (ci < 0)
+		return true;
+	for (i = 0; i < t->nr_ns; i++) {
+		const struct vwc_wns *n;
+
+		if (!vwc_ns_has_ctrl(&t->ns[i], ci))
+			continue;
+		n = vwc_model_find_ns(w, t->ns[i].name);
+		if (!n || n->expected == VWC_MODE_NONE ||
+		    (n->expected == VWC_MODE_WRITE_THROUGH && !n->own_bit))
+			return true;
+	}
+	return false;
+}
+
+bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c)
+{
+	if (!close_may_rest(w, c) || c->facts.wce == VWC_TRI_UNKNOWN ||
+	    wt_rests_on(w, c))
+		return false;
+	c->close_check = false;
+	w->closes_moot++;
+	return true;
+}
+
 bool vwc_model_close_reads(struct vwc_model *w, struct vwc_wctrl *c)
 {
 	if (close_may_rest(w, c))

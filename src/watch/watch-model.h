@@ -266,6 +266,8 @@ struct vwc_model_ops {
  * @kernel_events: events of the kernel-side detection, for the log
  * @closes_confirmed: close checks that found WCE as known (no
  *		evaluation), for the log
+ * @closes_moot: close checks that read nothing: no write through on the
+ *		controller's cache (vwc_model_close_moot()), for the log
  * @eval_cpu:	CPU seconds spent evaluating, for the log
  * @close_cpu:	CPU seconds spent in close checks (Get Features 06h, the
  *		modes read), for the log
@@ -291,7 +293,7 @@ struct vwc_model {
 	double rescan_at, rescan_first, rescan_cost, rescan_total;
 	unsigned long events, evaluations, kernel_events, rescans;
 	unsigned long rescans_skipped, udev_events, kernel_uevents;
-	unsigned long full_evaluations, closes_confirmed;
+	unsigned long full_evaluations, closes_confirmed, closes_moot;
 	double eval_cpu, read_cpu, close_cpu;
 };
 
@@ -340,6 +342,32 @@ struct vwc_wctrl *vwc_model_find_ctrl(struct vwc_model *w, const char *name);
  * Return: it, or NULL.
  */
 struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
+
+/**
+ * vwc_model_close_moot() - can a close check end with nothing read
+ * @w:		model
+ * @c:		the controller whose @c->close_check is due
+ *
+ * With the kernel-side detection running, a close only backs it up, and
+ * what it backs up is the invariant: a Set Features 06h it missed that
+ * turned a cache on under a namespace in write through. Where no
+ * namespace @c reaches is in write through on its controllers' word
+ * (every one in write back, or in write through by its own "no volatile
+ * write cache" bit, which no controller's cache changes) and the
+ * controller is as vwc_model_close_read() would let rest (facts known,
+ * WCE among them, a cache, the last evaluation clean, nothing in flight),
+ * no answer could
+ * make a namespace unsafe: a cache turned off under write back costs
+ * speed until the safety net's round, never data. Nothing is sent: at
+ * fabrics scale nvme-cli's connect opens every namespace of the host, and
+ * an array's controllers (all with their cache on) were each asked once
+ * per connect. Anything at stake, or anything the close check would
+ * evaluate, goes on to vwc_model_close_reads().
+ *
+ * Return: true if the close check is over (@c->close_check cleared,
+ * counted in @w->closes_moot).
+ */
+bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c);
 
 /**
  * vwc_model_close_reads() - is a close check's WCE read worth sending

@@ -752,6 +752,61 @@ int main(void)
 	ok(vwc_model_close_read(&w, c2, VWC_TRI_NO) && c2->wce,
 	   "close check: facts not known yet: evaluated");
 
+	/* no write through on the controller's cache: nothing to read */
+	{
+		struct vwc_wns *n0 = vwc_model_find_ns(&w, "nvme0n1");
+		struct vwc_topo *saved = w.topo;
+		int pending;
+
+		know(c0, VWC_TRI_YES, VWC_TRI_YES);
+		c0->full = c0->wce = false;
+		c0->clean = true;
+		pending = c0->nr_pending;	/* what follows had it */
+		c0->nr_pending = 0;
+		n0->expected = VWC_MODE_WRITE_BACK;
+		n0->own_bit = false;
+		c0->close_check = true;
+		i = (int)w.closes_moot;
+		ok(vwc_model_close_moot(&w, c0) && !c0->close_check && !c0->wce &&
+		   (int)w.closes_moot == i + 1,
+		   "close check: every namespace in write back: nothing read, no evaluation (counted)");
+		n0->expected = VWC_MODE_WRITE_THROUGH;
+		n0->own_bit = true;
+		c0->close_check = true;
+		ok(vwc_model_close_moot(&w, c0) && !c0->close_check,
+		   "close check: write through by the namespace's own bit (no cache of its own): nothing read");
+		n0->own_bit = false;
+		c0->close_check = true;
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check &&
+		   vwc_model_close_reads(&w, c0) && !c0->wce,
+		   "close check: write through on the controllers' word: WCE read (a missed Set Features may have turned the cache on)");
+		n0->expected = VWC_MODE_NONE;
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		   "close check: a namespace in no mode set or found yet: WCE read");
+		n0->expected = VWC_MODE_WRITE_BACK;
+		c0->clean = false;
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		   "close check: the last evaluation not clean: as before (evaluated)");
+		c0->clean = true;
+		know(c0, VWC_TRI_YES, VWC_TRI_UNKNOWN);
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		   "close check: WCE not known: as before (evaluated)");
+		know(c0, VWC_TRI_YES, VWC_TRI_YES);
+		w.topo = NULL;
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		   "close check: no topology to tell what the controller reaches: WCE read");
+		w.topo = saved;
+		ok(vwc_model_close_moot(&w, c0),
+		   "close check: the same, the topology back: nothing read");
+		c0->nr_pending = 1;
+		c0->close_check = true;
+		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		   "close check: a Set Features 06h in flight: as before (evaluated)");
+		c0->nr_pending = pending;
+		c0->close_check = false;
+		n0->expected = VWC_MODE_NONE;
+	}
+
 	/*
 	 * controllers and paths: a rescan at once while a namespace's write
 	 * through rests on a cache being off, else gathered with the adds
