@@ -232,7 +232,7 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		      struct vwc_topo_link **out, int *nr, int *heads,
 		      uint64_t *sig)
 {
-	char path[VWC_PATH_LEN], ns_name[VWC_NAME_LEN];
+	char path[VWC_PATH_LEN];
 	struct vwc_topo_link *e = NULL, *tmp;
 	int n = 0, cap = 0, r = 0, li, *from = NULL, *ftmp;
 	bool from_ok = true;
@@ -251,8 +251,8 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		return errno == ENOENT ? 0 : -errno;
 	last_links_make(&ll, last, nr_last);
 	while ((de = readdir(d))) {
-		enum vwc_kind kind = vwc_name_classify(de->d_name, ns_name,
-							sizeof(ns_name));
+		/* the kind alone: no namespace name made */
+		enum vwc_kind kind = vwc_name_classify(de->d_name, NULL, 0);
 
 		if (sig)
 			*sig += entry_sig(de);

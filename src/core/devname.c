@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "devname.h"
@@ -40,6 +41,8 @@ static void put_name(char *dst, size_t len, unsigned int inst, bool ns,
 	size_t n = 4, k;
 	int pass;
 
+	if (!len)
+		return;		/* the kind alone asked */
 	memcpy(buf, "nvme", 4);
 	for (pass = 0; pass < (ns ? 2 : 1); pass++) {
 		unsigned int v = pass ? nsid : inst;
@@ -54,8 +57,6 @@ static void put_name(char *dst, size_t len, unsigned int inst, bool ns,
 		while (k)
 			buf[n++] = digits[--k];
 	}
-	if (!len)
-		return;
 	if (n > len - 1)
 		n = len - 1;
 	memcpy(dst, buf, n);
@@ -131,4 +132,36 @@ unsigned int vwc_name_hash(const char *name)
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 16777619u;
 	return h;
+}
+
+/* a run of decimal digits, the kernel's (no leading zero), below 2^32 */
+static bool key_digits(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+
+	if (!isdigit((unsigned char)*s) ||
+	    (*s == '0' && isdigit((unsigned char)s[1])))
+		return false;
+	for (*v = 0; isdigit((unsigned char)*s); s++) {
+		*v = *v * 10 + (uint64_t)(*s - '0');
+		if (*v > UINT32_MAX)
+			return false;
+	}
+	*p = s;
+	return true;
+}
+
+bool vwc_name_order_key(const char *name, bool ns, uint64_t *key)
+{
+	const char *p = name + 4;
+	uint64_t a, n = 0;
+
+	if (strncmp(name, "nvme", 4) || !key_digits(&p, &a))
+		return false;
+	if (ns && (*p++ != 'n' || !key_digits(&p, &n)))
+		return false;
+	if (*p)
+		return false;
+	*key = a << 32 | n;
+	return true;
 }

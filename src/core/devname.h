@@ -10,6 +10,7 @@
 #define VWC_DEVNAME_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /** enum vwc_kind - what a kernel device name designates */
@@ -27,7 +28,8 @@ enum vwc_kind {
  * @name:	e.g. "nvme0", "nvme0n1", "ng0n1", "nvme0c1n1", "nvme0n1p1"
  * @ns_name:	for anything naming a namespace, the namespace's block name
  *		("nvme0n1"); for a controller, the name itself
- * @len:	size of @ns_name
+ * @len:	size of @ns_name; 0: the kind alone (@ns_name not touched,
+ *		may be NULL)
  *
  * Return: the kind, VWC_KIND_NONE if @name is not an NVMe device name.
  */
@@ -54,5 +56,20 @@ bool vwc_name_numbers(const char *name, unsigned int *a, unsigned int *c);
  * Return: its 32-bit FNV-1a hash.
  */
 unsigned int vwc_name_hash(const char *name);
+
+/**
+ * vwc_name_order_key() - a controller or namespace name as a number in
+ *			  its strverscmp() order (pure)
+ * @name:	"nvme<A>" (!@ns) or "nvme<A>n<N>" (@ns), as the kernel makes
+ *		them (no leading zeros)
+ * @ns:		which form
+ * @key:	on success, A << 32 | N: two such names compare as their
+ *		keys do, as strverscmp() compares them (digit runs without
+ *		leading zeros compare as their values)
+ *
+ * Return: false for any other name (a leading zero, a number of 2^32 or
+ * more, anything after).
+ */
+bool vwc_name_order_key(const char *name, bool ns, uint64_t *key);
 
 #endif

@@ -5,6 +5,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "devname.h"
 #include "log.h"
 #include "topo.h"
+#include "topo-scope.h"
 
 /*
  * Discovery reads sysfs directly: a listing of class/nvme and class/block,
@@ -93,18 +96,21 @@ static bool pci_parent(const char *syspath, const char *top, char *out,
  * are found by name through a hash of their indices, not a walk of all
  * of them for every disk and path node (O(n^2) at a thousand namespaces).
  */
-struct scope;
-
 struct scan {
 	struct vwc_topo *t;
 	const struct vwc_topo *prev; /* vwc_topo_rescan_sysfs(): carried */
-	const struct scope *scope; /* vwc_topo_scan_nqns(): what is looked at */
+	const struct vwc_scope *scope; /* vwc_topo_scan_nqns(): what is looked at */
 	int cap;		/* room in t->ctrls or t->ns, by phase */
 	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
 	unsigned int mask;	/* slots - 1 (a power of two) */
+	int *by_inst;		/* controller index by instance number, -1
+				 * none; NULL: bisect by name */
+	unsigned int nr_inst;	/* its size */
+	int *prev_slot;		/* @prev's namespace index + 1 by name hash;
+				 * NULL: bisect @prev */
+	unsigned int prev_mask;
 };
 
-static int scope_ctrl(const struct scope *sc, const char *syspath);
 static int add_other(struct vwc_topo *t, const char *name);
 
 /*
@@ -160,7 +166,7 @@ static int add_ctrl(struct scan *sc, const char *sysname,
 	 * identified yet (no subsystem NQN) neither: vwc_topo_new_peer()
 	 * reads it again */
 	if (sc->scope) {
-		int in = scope_ctrl(sc->scope, syspath);
+		int in = vwc_scope_ctrl(sc->scope, syspath);
 
 		if (in <= 0)
 			return in < 0 ? 0 : add_other(t, sysname);
@@ -302,23 +308,43 @@ static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 	ns = &t->ns[t->nr_ns++];
 	memset(ns, 0, sizeof(*ns));
 	ns->no_vwc = VWC_TRI_UNKNOWN;
-	snprintf(ns->name, sizeof(ns->name), "%s", name);
+	/* cut as snprintf() would, without it: a name for each of
+	 * thousands of namespaces at every scan */
+	memcpy(ns->name, name, strnlen(name, sizeof(ns->name) - 1));
 	if (sc->slot)
 		sc->slot[h] = t->nr_ns;
 	return ns;
 }
 
+/*
+ * The room of a namespace's arrays of controllers and paths: 2 at the
+ * first, doubled each time it is full, implied by the count (a count
+ * that falls keeps its room, and grows it again at the next power of
+ * two): at fabrics scale every namespace has two of each, and one
+ * allocation each, not two, at every scan. Return: the room to make
+ * before the entry at @nr, 0 if there is room already.
+ */
+static size_t room_for(int nr)
+{
+	if (!nr)
+		return 2;
+	return nr >= 2 && !(nr & (nr - 1)) ? 2 * (size_t)nr : 0;
+}
+
 /* No limit on paths: what the host has, the decision sees. */
 int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 {
+	size_t room = room_for(ns->nr_ctrl);
 	int *arr;
 
 	if (c < 0 || vwc_ns_has_ctrl(ns, c))
 		return 0;
-	arr = realloc(ns->ctrl, (ns->nr_ctrl + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	ns->ctrl = arr;
+	if (room) {
+		arr = realloc(ns->ctrl, room * sizeof(*arr));
+		if (!arr)
+			return -ENOMEM;
+		ns->ctrl = arr;
+	}
 	ns->ctrl[ns->nr_ctrl++] = c;
 	return 0;
 }
@@ -326,14 +352,16 @@ int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 /* @syspath: the class entry's, kept with the topology (scan_class()) */
 static int ns_add_path(struct vwc_ns *ns, const char *syspath)
 {
+	size_t room = room_for(ns->nr_paths);
 	const char **arr;
 
-	arr = realloc(ns->path_syspath,
-		      (size_t)(ns->nr_paths + 1) * sizeof(*arr));
-	if (!arr)
-		return -ENOMEM;
-	ns->path_syspath = arr;
-	arr[ns->nr_paths++] = syspath;
+	if (room) {
+		arr = realloc(ns->path_syspath, room * sizeof(*arr));
+		if (!arr)
+			return -ENOMEM;
+		ns->path_syspath = arr;
+	}
+	ns->path_syspath[ns->nr_paths++] = syspath;
 	return 0;
 }
 
@@ -356,11 +384,44 @@ static int cmp_ctrl_name(const void *key, const void *b)
 	return strverscmp(key, ((const struct vwc_ctrl *)b)->name);
 }
 
-static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
+/*
+ * The controllers' indices by instance number (nvme<N>), once they are
+ * final: parent_ctrl() looks one up for each of thousands of block
+ * devices, where a bisection by name was a dozen strverscmp() each. No
+ * memory, or an instance past what sysfs hands out: none (bisected).
+ */
+static void index_ctrls(struct scan *sc)
 {
+	const struct vwc_topo *t = sc->t;
+	unsigned int a, c, max = 0;
+	int i;
+
+	for (i = 0; i < t->nr_ctrls; i++) {
+		if (!vwc_name_numbers(t->ctrls[i].name, &a, &c) ||
+		    c != UINT_MAX || a >= 1u << 20)
+			return;
+		if (a > max)
+			max = a;
+	}
+	sc->by_inst = malloc((size_t)(max + 1) * sizeof(*sc->by_inst));
+	if (!sc->by_inst)
+		return;
+	sc->nr_inst = max + 1;
+	for (a = 0; a <= max; a++)
+		sc->by_inst[a] = -1;
+	for (i = 0; i < t->nr_ctrls; i++)
+		if (vwc_name_numbers(t->ctrls[i].name, &a, &c))
+			sc->by_inst[a] = i;
+}
+
+static int parent_ctrl(const struct scan *sc, const char *syspath)
+{
+	const struct vwc_topo *t = sc->t;
 	const char *end = strrchr(syspath, '/'), *start;
 	char name[VWC_NAME_LEN];
 	struct vwc_ctrl *c;
+	unsigned int a, ci;
+	int i;
 
 	if (!end)
 		return -1;
@@ -370,12 +431,60 @@ static int parent_ctrl(const struct vwc_topo *t, const char *syspath)
 		return -1;	/* longer than any controller's name */
 	memcpy(name, start, end - start);
 	name[end - start] = '\0';
-	/* the controllers are sorted by name (vwc_topo_scan_sysfs()) */
 	if (!t->nr_ctrls)
 		return -1;
+	if (sc->by_inst) {
+		/* the number looked up, the name compared once */
+		if (!vwc_name_numbers(name, &a, &ci) || ci != UINT_MAX ||
+		    a >= sc->nr_inst)
+			return -1;
+		i = sc->by_inst[a];
+		return i >= 0 && !strcmp(t->ctrls[i].name, name) ? i : -1;
+	}
+	/* the controllers are sorted by name (vwc_topo_scan_sysfs()) */
 	c = bsearch(name, t->ctrls, t->nr_ctrls, sizeof(*t->ctrls),
 		    cmp_ctrl_name);
 	return c ? (int)(c - t->ctrls) : -1;
+}
+
+/*
+ * @prev's namespaces by name (index + 1, open addressing), for
+ * carry_nsid(): one hash each, where a bisection was a dozen
+ * strverscmp() for each of thousands of heads. No memory: bisected.
+ */
+static void index_prev_ns(struct scan *sc)
+{
+	const struct vwc_topo *p = sc->prev;
+	unsigned int slots = 1, h;
+	int i;
+
+	if (!p || !p->sorted || p->nr_ns <= 0)
+		return;
+	while (slots < 2 * (unsigned int)p->nr_ns)
+		slots <<= 1;
+	sc->prev_slot = calloc(slots, sizeof(*sc->prev_slot));
+	if (!sc->prev_slot)
+		return;
+	sc->prev_mask = slots - 1;
+	for (i = 0; i < p->nr_ns; i++) {
+		for (h = vwc_name_hash(p->ns[i].name) & sc->prev_mask;
+		     sc->prev_slot[h]; h = (h + 1) & sc->prev_mask)
+			;
+		sc->prev_slot[h] = i + 1;
+	}
+}
+
+static int prev_ns(const struct scan *sc, const char *name)
+{
+	unsigned int h;
+
+	if (!sc->prev_slot)
+		return vwc_topo_find_ns(sc->prev, name);
+	for (h = vwc_name_hash(name) & sc->prev_mask; sc->prev_slot[h];
+	     h = (h + 1) & sc->prev_mask)
+		if (!strcmp(sc->prev->ns[sc->prev_slot[h] - 1].name, name))
+			return sc->prev_slot[h] - 1;
+	return -1;
 }
 
 /* the same namespace object as the last scan's: the same namespace ID */
@@ -385,7 +494,7 @@ static void carry_nsid(const struct scan *sc, struct vwc_ns *ns)
 
 	if (!sc->prev || !sc->prev->sorted || !ns->ino)
 		return;
-	i = vwc_topo_find_ns(sc->prev, ns->name);
+	i = prev_ns(sc, ns->name);
 	if (i >= 0 && sc->prev->ns[i].ino == ns->ino)
 		ns->nsid = sc->prev->ns[i].nsid;
 }
@@ -393,7 +502,6 @@ static void carry_nsid(const struct scan *sc, struct vwc_ns *ns)
 static int add_disk(struct scan *sc, const char *sysname,
 		    const char *syspath, const char *top, uint64_t ino)
 {
-	struct vwc_topo *t = sc->t;
 	char ns_name[VWC_NAME_LEN];
 	enum vwc_kind kind;
 	struct vwc_ns *ns;
@@ -412,120 +520,7 @@ static int add_disk(struct scan *sc, const char *sysname,
 		carry_nsid(sc, ns);
 	}
 	/* a multipath head has no controller parent: its paths do */
-	return vwc_ns_add_ctrl(ns, parent_ctrl(t, syspath));
-}
-
-/*
- * A scoped scan: the controllers whose subsystem NQN is one of @nqns, and
- * only the block devices those can own (their names say which: a
- * namespace nvme<C>n<N> of controller instance C when multipath is off, a
- * multipath head nvme<S>n<N> of subsystem instance S, a path node
- * nvme<S>c<C>n<N>), so that one controller's sync reads what is its, not
- * every device of a host with thousands. @ctrl and @subsys are the
- * instance numbers found (bitmaps), @want the names the caller asked for.
- */
-#define SCOPE_MAX	4096	/* instance numbers: ida-allocated, small */
-
-struct scope {
-	const char *const *nqns;
-	int nr_nqns;
-	unsigned char ctrl[SCOPE_MAX / 8], subsys[SCOPE_MAX / 8];
-};
-
-static void bit_set(unsigned char *map, unsigned int n)
-{
-	if (n < SCOPE_MAX)
-		map[n / 8] |= (unsigned char)(1u << (n % 8));
-}
-
-static bool bit_test(const unsigned char *map, unsigned int n)
-{
-	return n < SCOPE_MAX && (map[n / 8] & (1u << (n % 8)));
-}
-
-/* A controller's syspath: its subsystem NQN is in scope */
-/* Return: 1 in scope, 0 another subsystem's, -1 no subsystem NQN yet */
-static int scope_ctrl(const struct scope *sc, const char *syspath)
-{
-	char nqn[VWC_NQN_LEN];
-	int i;
-
-	read_attr(syspath, "subsysnqn", nqn, sizeof(nqn));
-	if (!nqn[0])
-		return -1;
-	for (i = 0; i < sc->nr_nqns; i++)
-		if (!strcmp(nqn, sc->nqns[i]))
-			return 1;
-	return 0;
-}
-
-/* A block device's name may belong to a controller in scope */
-static bool scope_name(const struct scope *sc, const char *name,
-		       enum vwc_kind kind)
-{
-	unsigned int a, c;
-
-	if (!vwc_name_numbers(name, &a, &c))
-		return false;
-	if (kind == VWC_KIND_PATH)
-		return bit_test(sc->ctrl, c);
-	return bit_test(sc->ctrl, a) || bit_test(sc->subsys, a);
-}
-
-/*
- * The instance numbers of the controllers in scope, and those of their
- * kernel subsystems, read from the path nodes in each controller's own
- * directory (nvme<S>c<C>n<N>).
- */
-static void scope_numbers(struct scope *sc, const struct vwc_topo *t)
-{
-	unsigned int a, c;
-	struct dirent *de;
-	int i;
-
-	for (i = 0; i < t->nr_ctrls; i++) {
-		DIR *d;
-
-		if (!vwc_name_numbers(t->ctrls[i].name, &a, &c))
-			continue;
-		bit_set(sc->ctrl, a);
-		d = opendir(t->ctrls[i].syspath);
-		if (!d)
-			continue;
-		while ((de = readdir(d)))
-			if (vwc_name_numbers(de->d_name, &a, &c) && c != UINT_MAX)
-				bit_set(sc->subsys, a);
-		closedir(d);
-	}
-}
-
-/*
- * After the scan: a namespace whose directory is a controller's belongs to
- * a controller in scope, or it was a name of another's (nvme<A>n<N> of a
- * subsystem instance A, where A is also a controller's instance number);
- * a head belongs to a subsystem instance in scope.
- */
-static bool scope_keeps(const struct scope *sc, const struct vwc_topo *t,
-			const struct vwc_ns *ns)
-{
-	const char *dir = ns->syspath, *slash;
-	unsigned int a, c;
-	char parent[VWC_NAME_LEN];
-	size_t len;
-
-	if (ns->nr_ctrl)
-		return true;
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return false;
-	len = (size_t)(slash - dir);
-	while (len && dir[len - 1] != '/')
-		len--;
-	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - dir - len),
-		 dir + len);
-	if (strncmp(parent, "nvme-subsys", 11))
-		return vwc_topo_find_ctrl(t, parent) >= 0;
-	return vwc_name_numbers(ns->name, &a, &c) && bit_test(sc->subsys, a);
+	return vwc_ns_add_ctrl(ns, parent_ctrl(sc, syspath));
 }
 
 /*
@@ -568,7 +563,7 @@ static int scan_reserve(struct scan *sc, bool ctrls, int n, int heads)
 /* a scoped scan's filter of class/block (vwc_classdir_read()) */
 static bool in_scope(void *arg, const char *name, enum vwc_kind kind)
 {
-	return scope_name(arg, name, kind);
+	return vwc_scope_name(arg, name, kind);
 }
 
 /*
@@ -621,14 +616,76 @@ static int cmp_ns(const void *a, const void *b)
 			  ((const struct vwc_ns *)b)->name);
 }
 
+struct name_key {
+	uint64_t key;
+	int i;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct name_key *)a)->key;
+	uint64_t y = ((const struct name_key *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The @n entries of @size at @arr, each named at @off, in the order
+ * strverscmp() gives their names (@cmp's), through numbers
+ * (vwc_name_order_key()): no strverscmp(), and each entry moved once,
+ * into a new array (thousands of namespaces of some 300 bytes, hundreds
+ * of controllers of 10 KiB, at every one of the sidecar's scans: a
+ * qsort() of them by name was a tenth of a scan under emulation). A name
+ * of another form, or no memory: qsort() with @cmp, the same order.
+ * Return: the array sorted (@arr, or the new one: @arr freed).
+ */
+static void *sort_named(void *arr, int n, size_t size, size_t off, bool ns,
+			int (*cmp)(const void *, const void *))
+{
+	char *from = arr, *to = NULL;
+	struct name_key *k;
+	int i;
+
+	if (n < 2)
+		return arr;
+	k = malloc((size_t)n * sizeof(*k));
+	for (i = 0; k && i < n; i++) {
+		if (!vwc_name_order_key(from + (size_t)i * size + off, ns,
+					&k[i].key))
+			break;
+		k[i].i = i;
+	}
+	if (k && i == n) {
+		qsort(k, n, sizeof(*k), cmp_key);
+		for (i = 0; i < n && k[i].i == i; i++)
+			;
+		if (i == n) {		/* in order already */
+			free(k);
+			return arr;
+		}
+		to = malloc((size_t)n * size);
+	}
+	if (!to) {
+		free(k);
+		qsort(from, n, size, cmp);
+		return arr;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(to + (size_t)i * size, from + (size_t)k[i].i * size,
+		       size);
+	free(k);
+	free(from);
+	return to;
+}
+
 /* the two class directories' signatures as one (vwc_topo_names_sig()) */
 static uint64_t names_sig(uint64_t nvme, uint64_t block)
 {
 	return nvme * 31 + block;
 }
 
-static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
-		const struct vwc_topo *prev)
+static int scan(const char *sysfs, struct vwc_topo *t,
+		struct vwc_scope *scope, const struct vwc_topo *prev)
 {
 	struct scan sc = { .t = t, .scope = scope, .prev = prev };
 	uint64_t sig_nvme, sig_block;
@@ -644,13 +701,17 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 	if (r)
 		goto fail;
 	/* controller indices are final from here on */
-	if (t->nr_ctrls)	/* qsort(NULL, 0) is undefined (UBSan) */
-		qsort(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls), cmp_ctrl);
+	t->ctrls = sort_named(t->ctrls, t->nr_ctrls, sizeof(*t->ctrls),
+			      offsetof(struct vwc_ctrl, name), false, cmp_ctrl);
 	if (scope)
-		scope_numbers(scope, t);
+		vwc_scope_numbers(scope, t);
+	index_ctrls(&sc);
+	index_prev_ns(&sc);
 	sc.cap = 0;
 	r = scan_class(&sc, sysfs, "block", false, add_disk, &sig_block);
 	free(sc.slot);
+	free(sc.by_inst);
+	free(sc.prev_slot);
 	if (r)
 		goto fail;
 	/* of what this scan read: one that came after is not in it */
@@ -659,7 +720,7 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 	 * scoped scan what turned out not to be in scope */
 	for (i = 0; i < t->nr_ns; i++) {
 		if (!t->ns[i].syspath ||
-		    (scope && !scope_keeps(scope, t, &t->ns[i]))) {
+		    (scope && !vwc_scope_keeps(scope, t, &t->ns[i]))) {
 			ns_free(&t->ns[i]);
 			/* the last entry moves into the hole, its slot is cleared */
 			t->ns[i] = t->ns[--t->nr_ns];
@@ -673,7 +734,8 @@ static int scan(const char *sysfs, struct vwc_topo *t, struct scope *scope,
 		arr = realloc(t->ns, t->nr_ns * sizeof(*t->ns));
 		if (arr)
 			t->ns = arr;
-		qsort(t->ns, t->nr_ns, sizeof(*t->ns), cmp_ns);
+		t->ns = sort_named(t->ns, t->nr_ns, sizeof(*t->ns),
+				   offsetof(struct vwc_ns, name), true, cmp_ns);
 	}
 	t->sorted = true;
 	/* no active namespace list read yet: a peer may reach any */
@@ -711,13 +773,11 @@ int vwc_topo_rescan_sysfs(const char *sysfs, const struct vwc_topo *prev,
 int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
 		       const char *const *nqns, int nr)
 {
-	struct scope *sc = calloc(1, sizeof(*sc));
+	struct vwc_scope *sc = vwc_scope_new(nqns, nr);
 	int r;
 
 	if (!sc)
 		return -ENOMEM;
-	sc->nqns = nqns;
-	sc->nr_nqns = nr;
 	r = scan(sysfs, t, sc, NULL);
 	free(sc);
 	return r;

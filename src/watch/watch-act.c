@@ -690,14 +690,19 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 	struct vwc_topo *t = &wr->run.topo;
 	struct vwc_fast_ctrl *tab;
 	int i, j, k, e, nr = 0, *at;
+	bool *wants;
 
 	*nr_out = 0;
 	tab = calloc(t->nr_ctrls + 1, sizeof(*tab));
 	/* each controller's entry in @tab, -1 none */
 	at = calloc(t->nr_ctrls + 1, sizeof(*at));
-	if (!tab || !at) {
+	/* each namespace's fast_wants(), asked once (a configuration
+	 * lookup for each of its controllers) */
+	wants = calloc(t->nr_ns + 1, sizeof(*wants));
+	if (!tab || !at || !wants) {
 		free(tab);
 		free(at);
+		free(wants);
 		return NULL;
 	}
 	for (i = 0; i < t->nr_ctrls; i++) {
@@ -718,7 +723,8 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 	for (j = 0; j < t->nr_ns; j++) {
 		struct vwc_ns *ns = &t->ns[j];
 
-		if (!fast_wants(&wr->run, ns))
+		wants[j] = fast_wants(&wr->run, ns);
+		if (!wants[j])
 			continue;
 		for (k = 0; k < ns->nr_ctrl; k++)
 			if ((e = entry_of(t, at, ns->ctrl[k])) >= 0)
@@ -731,7 +737,7 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 	for (j = 0; j < t->nr_ns; j++) {
 		struct vwc_ns *ns = &t->ns[j];
 
-		if (!fast_wants(&wr->run, ns))
+		if (!wants[j])
 			continue;
 		for (k = 0; k < ns->nr_ctrl; k++) {
 			struct vwc_fast_ctrl *fc;
@@ -743,11 +749,16 @@ struct vwc_fast_ctrl *vwc_watch_fast_table(struct vwc_sidecar *wr, int *nr_out)
 			if (!fc->ns)
 				continue;
 			fn = &fc->ns[fc->nr_ns++];
-			snprintf(fn->name, sizeof(fn->name), "%s", ns->name);
+			/* the same size, ended within: no snprintf() for each
+			 * of thousands at every scan */
+			_Static_assert(sizeof(fn->name) == sizeof(ns->name),
+				       "a namespace's name as the topology's");
+			memcpy(fn->name, ns->name, sizeof(fn->name));
 			fast_ns_copy(fn, ns);
 		}
 	}
 	free(at);
+	free(wants);
 	*nr_out = nr;
 	return tab;
 }

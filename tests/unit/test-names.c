@@ -53,6 +53,9 @@ int main(void)
 		if (table[i].ns)
 			is_str(ns, table[i].ns, "'%s' names %s", table[i].in,
 			       table[i].ns);
+		ok(vwc_name_classify(table[i].in, NULL, 0) == table[i].kind,
+		   "classify '%s', the kind alone (no name made) -> kind %d",
+		   table[i].in, table[i].kind);
 	}
 	{
 		static const struct {
@@ -77,6 +80,55 @@ int main(void)
 			   "numbers of '%s': %s %u %u (got %u %u)", nums[i].in,
 			   nums[i].ok ? "yes" : "no", nums[i].a, nums[i].c, a, c);
 		}
+	}
+	/* order keys: the same order as strverscmp(), pair by pair */
+	{
+		static const char *const ctrls[] = {
+			"nvme0", "nvme1", "nvme2", "nvme9", "nvme10", "nvme12",
+			"nvme99", "nvme100", "nvme1023", "nvme4294967295",
+		};
+		static const char *const nss[] = {
+			"nvme0n1", "nvme0n2", "nvme0n10", "nvme1n1", "nvme1n9",
+			"nvme1n12", "nvme2n1", "nvme10n1", "nvme10n3",
+			"nvme12n1", "nvme100n7",
+		};
+		static const struct {
+			const char *in;
+			bool ns;
+		} bad[] = {
+			{ "nvme01", false }, { "nvme1n01", true },
+			{ "nvme4294967296", false }, { "nvme1n4294967296", true },
+			{ "nvme1", true }, { "nvme1n1", false }, { "nvme1c2n1", true },
+			{ "nvme1n1p2", true }, { "ng0n1", true }, { "nvme", false },
+			{ "nvme-subsys1", false }, { "nvme1n", true },
+		};
+		uint64_t x, y;
+		size_t j;
+		int same = 0, pairs = 0;
+
+		for (i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++)
+			for (j = 0; j < sizeof(ctrls) / sizeof(ctrls[0]); j++) {
+				pairs++;
+				same += vwc_name_order_key(ctrls[i], false, &x) &&
+					vwc_name_order_key(ctrls[j], false, &y) &&
+					(x < y) == (strverscmp(ctrls[i], ctrls[j]) < 0) &&
+					(x == y) == (i == j);
+			}
+		for (i = 0; i < sizeof(nss) / sizeof(nss[0]); i++)
+			for (j = 0; j < sizeof(nss) / sizeof(nss[0]); j++) {
+				pairs++;
+				same += vwc_name_order_key(nss[i], true, &x) &&
+					vwc_name_order_key(nss[j], true, &y) &&
+					(x < y) == (strverscmp(nss[i], nss[j]) < 0) &&
+					(x == y) == (i == j);
+			}
+		ok(same == pairs,
+		   "order keys: every pair of controller and of namespace names ordered as strverscmp() orders it (%d of %d)",
+		   same, pairs);
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			ok(!vwc_name_order_key(bad[i].in, bad[i].ns, &x),
+			   "order key: '%s' as a %s: none (another form)",
+			   bad[i].in, bad[i].ns ? "namespace" : "controller");
 	}
 	return tap_done();
 }
