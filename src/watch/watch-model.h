@@ -37,7 +37,9 @@
  * Namespace adds gathered into one topology scan: it runs once no add came
  * for VWC_MODEL_ADD_QUIET_S (or the last scan's own CPU time, if longer:
  * under load udevd hands the adds over one by one, each a scan's time
- * apart, and a scan after each would cost as much as the rest together),
+ * apart, and a scan after each would cost as much as the rest together;
+ * at 0.1 s, adds 0.13 s apart, a connect's pace under emulation at 4,096
+ * namespaces, were scanned every few adds, not once a second),
  * and at the latest VWC_MODEL_ADD_MAX_S (or four times the last scan's
  * own CPU time, if longer) after the first. A new
  * namespace starts in the kernel's mode, write back wherever a cache may
@@ -56,7 +58,7 @@
  * join), or a head left in write through with no path at all while the
  * sidecar started (no controller to judge it by).
  */
-#define VWC_MODEL_ADD_QUIET_S	0.1
+#define VWC_MODEL_ADD_QUIET_S	0.3
 #define VWC_MODEL_ADD_MAX_S	1.0
 /*
  * Close events of a device node while the kernel-side detection runs: it

@@ -260,17 +260,18 @@ int main(void)
 	ok(due > 0.29 && due < 0.31 && !w.rescan,
 	   "a new controller: re-checks scheduled (its paths come later)");
 	vwc_model_timers(&w, 0.35);
-	ok(c0->full && !w.recheck && !w.rescan && w.rescan_at > 0.44 &&
-	   w.rescan_at < 0.46,
+	ok(c0->full && !w.recheck && !w.rescan &&
+	   w.rescan_at > 0.34 + VWC_MODEL_ADD_QUIET_S &&
+	   w.rescan_at < 0.36 + VWC_MODEL_ADD_QUIET_S,
 	   "a new controller's re-check, nothing in write through: full look, rescan gathered");
-	vwc_model_timers(&w, 0.46);
+	vwc_model_timers(&w, 0.36 + VWC_MODEL_ADD_QUIET_S);
 	ok(w.rescan, "a new controller's re-check: the gathered rescan");
 	vwc_model_rescanned(&w, 0);
 
 	/* the next re-check (1.5 s): skipped while the names stay */
 	clear_marks(&w);
 	vwc_model_timers(&w, 1.55);
-	vwc_model_timers(&w, 1.7);
+	vwc_model_timers(&w, 1.56 + VWC_MODEL_ADD_QUIET_S);
 	ok(w.rescan && !w.reshape && vwc_model_scan_skips(&w, false) &&
 	   !w.rescan && !w.rescan_at && w.rescans_skipped == 1 &&
 	   w.rescans == 1,
@@ -278,7 +279,7 @@ int main(void)
 	w.rescan = true;
 	ok(!vwc_model_scan_skips(&w, true) && w.rescan,
 	   "a re-check's scan, a name came or went: scanned");
-	vwc_model_note_ns_added(&w, 1.8);
+	vwc_model_note_ns_added(&w, 1.6 + VWC_MODEL_ADD_QUIET_S);
 	ok(!vwc_model_scan_skips(&w, false) && w.rescan_at,
 	   "a namespace's add: scanned though the names look the same");
 	vwc_model_rescanned(&w, 0);
@@ -660,7 +661,8 @@ int main(void)
 	w.lock_retry = 0;
 	vwc_model_note_ns_added(&w, 50.0);
 	due = vwc_model_timers(&w, 50.0);
-	ok(!w.rescan && due > 50.09 && due < 50.11,
+	ok(!w.rescan && due > 50.0 + VWC_MODEL_ADD_QUIET_S - 0.01 &&
+	   due < 50.0 + VWC_MODEL_ADD_QUIET_S + 0.01,
 	   "adds: no scan at the first, one due after the quiet time");
 	vwc_model_note_ns_added(&w, 50.08);
 	vwc_model_timers(&w, 50.15);
@@ -686,6 +688,12 @@ int main(void)
 	due = vwc_model_timers(&w, 63.2);
 	ok(!w.rescan && due > 63.49 && due < 63.51,
 	   "adds: after a scan of 0.5 s the quiet time is 0.5 s (adds handed over that far apart are gathered)");
+	vwc_model_rescanned(&w, 0.05);
+	vwc_model_note_ns_added(&w, 64.0);
+	vwc_model_note_ns_added(&w, 64.2);
+	due = vwc_model_timers(&w, 64.45);
+	ok(!w.rescan && due > 64.49 && due < 64.51,
+	   "adds: 0.2 s apart (udevd's pace under emulation) gathered into one scan, after a scan of 0.05 s");
 	ok(w.rescans >= 3 && w.rescan_total >= 1.0,
 	   "adds: the scans and their cost are counted for the log");
 
@@ -824,8 +832,10 @@ int main(void)
 	   "at stake: nothing, every cache on and every namespace in write back");
 	w.recheck = true;
 	vwc_model_timers(&w, 80);
-	ok(!w.recheck && !w.rescan && w.rescan_at > 80.09 &&
-	   w.rescan_at < 80.11, "a re-check with nothing at stake: gathered");
+	ok(!w.recheck && !w.rescan &&
+	   w.rescan_at > 79.99 + VWC_MODEL_ADD_QUIET_S &&
+	   w.rescan_at < 80.01 + VWC_MODEL_ADD_QUIET_S,
+	   "a re-check with nothing at stake: gathered");
 	vwc_model_rescanned(&w, 0);
 	w.ns[0].expected = VWC_MODE_WRITE_THROUGH;
 	w.ns[0].no_vwc = VWC_TRI_YES;
