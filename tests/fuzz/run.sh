@@ -14,6 +14,8 @@ T=${2:-20}
 mkdir -p "$B"
 B=$(cd "$B" && pwd)
 passed=0 failed=0
+# shellcheck source=tests/lib/cpu.sh
+. tests/lib/cpu.sh
 
 bash tests/analyze/deps.sh clang libclang-rt-14-dev libudev-dev libkmod-dev libmount-dev libjson-c-dev libtracefs-dev libtraceevent-dev libbpf-dev libnvme-dev meson ninja-build pkg-config || {
 	echo "fuzz: 0 passed, 1 failed"; exit 1; }
@@ -26,20 +28,18 @@ mkdir -p "$B/artifacts"
 # $B/NAME.result ("ok ..." or "FAIL ...", then the crash lines)
 # (its T seconds are wall time: beside the guests of a full run, at nice
 # 19 there, a harness gets a fraction of a core, and its line says how
-# much CPU it had: this shell's children's ticks, fields 16 and 17)
+# much CPU it had: this shell's children's ticks, kids_cpu)
 fuzz_one() {
-	local h=$1 name=${1#fuzz-} rc=0 execs crashes log st f c0 cpu
+	local h=$1 name=${1#fuzz-} rc=0 execs crashes log c0 cpu
 	log=$B/$name.log
 	mkdir -p "$B/corpus/$name"
-	read -r st <"/proc/$BASHPID/stat"
-	read -r -a f <<<"${st##*) }"
-	c0=$((f[13] + f[14]))
+	kids_cpu
+	c0=$KIDS
 	nice -n 10 "$B/build/$h" -max_total_time="$T" -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
 		"$B/corpus/$name" "tests/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
-	read -r st <"/proc/$BASHPID/stat"
-	read -r -a f <<<"${st##*) }"
-	cpu=$(((f[13] + f[14] - c0) * 10 / $(getconf CLK_TCK)))
+	kids_cpu
+	cpu=$(((KIDS - c0) * 10 / HZ))
 	cpu=$((cpu / 10)).$((cpu % 10))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	crashes=$(grep -cE '^==[0-9]+== ?ERROR|^SUMMARY: (Address|Undefined|Leak)|runtime error:' "$log" || true)
