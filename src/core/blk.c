@@ -171,6 +171,17 @@ int vwc_blk_mark_wt(const char *why)
 	return fd < 0 ? fd : 0;
 }
 
+bool vwc_blk_wt_marked(void)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" VWC_WT_MARK, vwc_rundir());
+	/* anything there but nothing at all counts as made */
+	return !fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) ||
+	       errno != ENOENT;
+}
+
 const char *vwc_blk_mark_strerror(int err, char *buf, size_t len)
 {
 	snprintf(buf, len, "cannot make %s/%s: %s", vwc_rundir(), VWC_WT_MARK,

@@ -210,6 +210,15 @@ bool vwc_blk_any_hold(void);
 int vwc_blk_mark_wt(const char *why);
 
 /**
+ * vwc_blk_wt_marked() - has vwc_blk_mark_wt() been called this boot
+ *
+ * Return: true if <rundir>/write-through is there, or cannot be told
+ * absent (any error but ENOENT): some run of ours may have written write
+ * through, or found one it did not explain.
+ */
+bool vwc_blk_wt_marked(void);
+
+/**
  * vwc_blk_mark_strerror() - why vwc_blk_mark_wt() failed, in words
  * @err:	its return (a negative errno)
  * @buf:	where "cannot make <rundir>/write-through: <cause>" goes

@@ -388,20 +388,24 @@ static int cmp_ctrl_name(const void *key, const void *b)
  * The controllers' indices by instance number (nvme<N>), once they are
  * final: parent_ctrl() looks one up for each of thousands of block
  * devices, where a bisection by name was a dozen strverscmp() each. No
- * memory, or an instance past what sysfs hands out: none (bisected).
+ * memory, a name of another form or an instance past what the kernel
+ * hands out: none (bisected).
  */
 static void index_ctrls(struct scan *sc)
 {
 	const struct vwc_topo *t = sc->t;
 	unsigned int a, c, max = 0;
+	uint64_t key;
 	int i;
 
+	/* every name the kernel's (nvme<N>, no leading zero: one name a
+	 * number) and a number of the ida's size, else none */
 	for (i = 0; i < t->nr_ctrls; i++) {
-		if (!vwc_name_numbers(t->ctrls[i].name, &a, &c) ||
-		    c != UINT_MAX || a >= 1u << 20)
+		if (!vwc_name_order_key(t->ctrls[i].name, false, &key) ||
+		    key >> 32 >= 1u << 16)
 			return;
-		if (a > max)
-			max = a;
+		if (key >> 32 > max)
+			max = (unsigned int)(key >> 32);
 	}
 	sc->by_inst = malloc((size_t)(max + 1) * sizeof(*sc->by_inst));
 	if (!sc->by_inst)

@@ -344,7 +344,10 @@ int vwc_topo_scan_nqns(const char *sysfs, struct vwc_topo *t,
 
 /**
  * vwc_ns_add_ctrl() - count a controller among a namespace's
- * @ns:		namespace
+ * @ns:		namespace of a scan (its @ns->ctrl made by the scan or by
+ *		this function: room for two, doubled when full, the room
+ *		implied by @ns->nr_ctrl, which may fall; an array made
+ *		otherwise must not be grown here)
  * @c:		controller index (nothing when negative or already there)
  *
  * Return: 0, or -ENOMEM (@ns as it was).

@@ -540,10 +540,11 @@ static bool modes_as_set(struct vwc_sidecar *wr, int ci)
  * alone, through the descriptor held (opened again if let go, the same
  * way a probe does), and the modes of the namespaces it reaches (sysfs
  * only: one another writer changed is set again now, not at the safety
- * net's round). Nothing is sent when no write through rests on the
- * controller's cache (vwc_model_close_moot()) or when the model says that
- * an evaluation is due anyway. Return: true if the controller needs its
- * evaluation.
+ * net's round). Nothing is sent, and nothing read, when no write through
+ * rests on the controller's cache and no run of ours has written one
+ * this boot (vwc_model_close_moot()); nothing is sent when the model says
+ * that an evaluation is due anyway. Return: true if the controller needs
+ * its evaluation.
  */
 static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c, int ci)
 {
@@ -551,7 +552,7 @@ static bool close_check(struct vwc_sidecar *wr, struct vwc_wctrl *c, int ci)
 	enum vwc_tri wce = VWC_TRI_UNKNOWN;
 	bool on;
 
-	if (vwc_model_close_moot(&wr->model, c))
+	if (vwc_model_close_moot(&wr->model, c, vwc_blk_wt_marked()))
 		return false;
 	if (!vwc_model_close_reads(&wr->model, c))
 		return true;

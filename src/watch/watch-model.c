@@ -691,10 +691,11 @@ static bool wt_rests_on(struct vwc_model *w, const struct vwc_wctrl *c)
 	return false;
 }
 
-bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c)
+bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c,
+			  bool wt_marked)
 {
-	if (!close_may_rest(w, c) || c->facts.wce == VWC_TRI_UNKNOWN ||
-	    wt_rests_on(w, c))
+	if (wt_marked || !close_may_rest(w, c) ||
+	    c->facts.wce == VWC_TRI_UNKNOWN || wt_rests_on(w, c))
 		return false;
 	c->close_check = false;
 	w->closes_moot++;

@@ -349,10 +349,15 @@ struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
  * vwc_model_close_moot() - can a close check end with nothing read
  * @w:		model
  * @c:		the controller whose @c->close_check is due
+ * @wt_marked:	vwc_blk_wt_marked(): some run of ours may have written
+ *		write through this boot
  *
  * With the kernel-side detection running, a close only backs it up, and
  * what it backs up is the invariant: a Set Features 06h it missed that
- * turned a cache on under a namespace in write through. Where no
+ * turned a cache on under a namespace in write through. While no run of
+ * ours has written write through this boot (no mark: another process's
+ * sync or set-cache makes it before its write, so the model's modes are
+ * not the only ones), where no
  * namespace @c reaches is in write through on its controllers' word
  * (every one in write back, or in write through by its own "no volatile
  * write cache" bit, which no controller's cache changes) and the
@@ -364,12 +369,17 @@ struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
  * fabrics scale nvme-cli's connect opens every namespace of the host, and
  * an array's controllers (all with their cache on) were each asked once
  * per connect. Anything at stake, or anything the close check would
- * evaluate, goes on to vwc_model_close_reads().
+ * evaluate, goes on to vwc_model_close_reads(), whose check reads every
+ * namespace's mode as well (a write through by another writer). What is
+ * given up: a write through written by hand (not by a run of ours, so no
+ * mark) under a cache that is on, which a close on the controller used
+ * to find by chance, is found by the next safety-net round.
  *
  * Return: true if the close check is over (@c->close_check cleared,
  * counted in @w->closes_moot).
  */
-bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c);
+bool vwc_model_close_moot(struct vwc_model *w, struct vwc_wctrl *c,
+			  bool wt_marked);
 
 /**
  * vwc_model_close_reads() - is a close check's WCE read worth sending
@@ -538,6 +548,10 @@ void vwc_model_note_all(struct vwc_model *w);
  * controller's. A Set Features 06h is pending until its completion; a
  * completion that comes after the pending timeout is still taken as a
  * WCE change.
+ *
+ * Such a Set Features while a gathered scan waits (@w->rescan_at) makes
+ * the scan due now: a namespace added since the last one is not in the
+ * fast path's table.
  *
  * Return: how many controllers to put in write back now (a Set Features
  * 06h with WCE=1 was submitted to them): those with @wb_now set.

@@ -114,6 +114,20 @@ static struct vwc_wctrl *find_queue(struct vwc_model *w, uint64_t q)
 	return NULL;
 }
 
+/*
+ * A cache turned on while adds wait for their gathered scan: scanned now,
+ * so that a namespace not in the topology yet (the udev rule's sync may
+ * have put it in write through, and the fast path's table does not have
+ * it) is evaluated with the rest, not up to the gathering's longest wait
+ * later. Return: @n.
+ */
+static int wb_scan(struct vwc_model *w, int n)
+{
+	if (n && w->rescan_at)
+		w->rescan = true;
+	return n;
+}
+
 int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
 			  double now)
 {
@@ -136,7 +150,7 @@ int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
 	}
 	if (c) {
 		c->wb_now = note_one(c, ev, now);
-		return c->wb_now;
+		return wb_scan(w, c->wb_now);
 	}
 	/*
 	 * A controller not known by its queue (not learned yet, or io_uring
@@ -153,7 +167,7 @@ int vwc_model_note_kernel(struct vwc_model *w, const struct vwc_kw_event *ev,
 		c->wb_now = note_one(c, ev, now);
 		n += c->wb_now;
 	}
-	return n;
+	return wb_scan(w, n);
 }
 
 void vwc_model_learn_queue(struct vwc_model *w, struct vwc_wctrl *c,

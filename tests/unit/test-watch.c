@@ -360,6 +360,28 @@ int main(void)
 	ok(!vwc_model_note_kernel(&w, &done, 10.1) && !c0->nr_pending &&
 	   c0->wce, "completion: WCE read again");
 	clear_marks(&w);
+
+	/* WCE=1 while adds wait for their gathered scan: scanned now */
+	vwc_model_note_ns_added(&w, 10.2);
+	ok(!w.rescan && w.rescan_at, "an add: its scan gathered");
+	ok(vwc_model_note_kernel(&w, &sf, 10.3) == 1 && w.rescan,
+	   "Set Features 06h WCE=1 while a gathered scan waits: scanned now (a namespace added since is not in the fast path's table)");
+	vwc_model_note_kernel(&w, &done, 10.35);
+	vwc_model_rescanned(&w, 0);
+	clear_marks(&w);
+	c0->wb_now = false;
+	ok(vwc_model_note_kernel(&w, &sf, 10.4) == 1 && !w.rescan,
+	   "Set Features 06h WCE=1, no scan waiting: none asked");
+	vwc_model_note_kernel(&w, &done, 10.45);
+	c0->wb_now = false;
+	vwc_model_note_ns_added(&w, 10.5);
+	sf.cdw11 = 0;
+	ok(!vwc_model_note_kernel(&w, &sf, 10.55) && !w.rescan && w.rescan_at,
+	   "Set Features 06h WCE=0 while a gathered scan waits: it waits on");
+	vwc_model_note_kernel(&w, &done, 10.6);
+	sf.cdw11 = 1;
+	vwc_model_rescanned(&w, 0);
+	clear_marks(&w);
 	sf.cdw11 = 0;
 	ok(!vwc_model_note_kernel(&w, &sf, 11) && c0->nr_pending == 1,
 	   "Set Features 06h WCE=0: no write back, pending");
@@ -775,40 +797,43 @@ int main(void)
 		n0->own_bit = false;
 		c0->close_check = true;
 		i = (int)w.closes_moot;
-		ok(vwc_model_close_moot(&w, c0) && !c0->close_check && !c0->wce &&
+		ok(!vwc_model_close_moot(&w, c0, true) && c0->close_check &&
+		   (int)w.closes_moot == i,
+		   "close check: every namespace in write back, but a run of ours wrote write through this boot (its mark): read as before");
+		ok(vwc_model_close_moot(&w, c0, false) && !c0->close_check && !c0->wce &&
 		   (int)w.closes_moot == i + 1,
-		   "close check: every namespace in write back: nothing read, no evaluation (counted)");
+		   "close check: every namespace in write back, no mark: nothing read, no evaluation (counted)");
 		n0->expected = VWC_MODE_WRITE_THROUGH;
 		n0->own_bit = true;
 		c0->close_check = true;
-		ok(vwc_model_close_moot(&w, c0) && !c0->close_check,
+		ok(vwc_model_close_moot(&w, c0, false) && !c0->close_check,
 		   "close check: write through by the namespace's own bit (no cache of its own): nothing read");
 		n0->own_bit = false;
 		c0->close_check = true;
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check &&
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check &&
 		   vwc_model_close_reads(&w, c0) && !c0->wce,
 		   "close check: write through on the controllers' word: WCE read (a missed Set Features may have turned the cache on)");
 		n0->expected = VWC_MODE_NONE;
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check,
 		   "close check: a namespace in no mode set or found yet: WCE read");
 		n0->expected = VWC_MODE_WRITE_BACK;
 		c0->clean = false;
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check,
 		   "close check: the last evaluation not clean: as before (evaluated)");
 		c0->clean = true;
 		know(c0, VWC_TRI_YES, VWC_TRI_UNKNOWN);
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check,
 		   "close check: WCE not known: as before (evaluated)");
 		know(c0, VWC_TRI_YES, VWC_TRI_YES);
 		w.topo = NULL;
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check,
 		   "close check: no topology to tell what the controller reaches: WCE read");
 		w.topo = saved;
-		ok(vwc_model_close_moot(&w, c0),
+		ok(vwc_model_close_moot(&w, c0, false),
 		   "close check: the same, the topology back: nothing read");
 		c0->nr_pending = 1;
 		c0->close_check = true;
-		ok(!vwc_model_close_moot(&w, c0) && c0->close_check,
+		ok(!vwc_model_close_moot(&w, c0, false) && c0->close_check,
 		   "close check: a Set Features 06h in flight: as before (evaluated)");
 		c0->nr_pending = pending;
 		c0->close_check = false;
