@@ -12,18 +12,30 @@
 # coverage counters).
 # Usage: bench/host/scan-cost.sh [S [K [N]]]   (default 64 16 20: 1,024
 # namespaces, 2,048 paths, fabrics-1024's shape)
+# VWC_SCAN_EMU="qemu-x86_64 -cpu max" runs the measures under QEMU's
+# user-mode emulation (Debian's qemu-user): the same TCG as the guests',
+# without a guest kernel (its system calls are the host's), so the
+# user-space part of a scan as a guest pays it, steady to a few percent
+# from run to run. VWC_SCAN_BASE=COMMIT builds that commit's scan-cost.c
+# against its own libraries too, and runs the two in turns, twice, over
+# the same tree (no strace then).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 S=${1:-64} K=${2:-16} N=${3:-20}
 B=build-bench
+EMU=${VWC_SCAN_EMU:-} BASE=${VWC_SCAN_BASE:-}
 [ -f "$B/src/watch/libvwc_watch.a" ] ||
 	{ echo "scan-cost: no $B (bash bench/run.sh builds it)" >&2; exit 1; }
+[ -z "$EMU" ] || command -v "${EMU%% *}" >/dev/null ||
+	{ echo "scan-cost: no ${EMU%% *} (apt install qemu-user)" >&2; exit 1; }
+# shellcheck source=bench/host/lib-scan.sh
+. bench/host/lib-scan.sh
 # the libraries as the tree is now: the header names the commit
-ninja -C "$B" src/watch/libvwc_watch.a src/core/libvwc_core.a src/core/libvwc_policy.a >/dev/null
+ninja -C "$B" "${scan_libs[@]}" >/dev/null
 work=$(mktemp -d)
 # restore's marks: an empty directory of our own, not the host's /run
 export NVME_VWC_SYNC_RUNDIR=$work/run
-trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+trap '[ -z "$BASE" ] || git worktree remove --force "$work/base" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 R=$work/sys
 mkdir -p "$R/class/nvme" "$R/class/block" "$R/devices/virtual/nvme-fabrics/ctl"
 c=0
@@ -53,15 +65,27 @@ for ((s = 0; s < S; s++)); do
 		ln -s "../../devices/virtual/nvme-subsystem/nvme-subsys$s/nvme${s}n$n" "$R/class/block/nvme${s}n$n"
 	done
 done
-# shellcheck disable=SC2046 # word splitting intended
-gcc -O2 -Wall -D_GNU_SOURCE -I src/core -I src/watch -I src -I "$B" -I "$B/src/core" \
-	-o "$work/scan-cost" bench/host/scan-cost.c \
-	"$B/src/watch/libvwc_watch.a" "$B/src/core/libvwc_core.a" "$B/src/core/libvwc_policy.a" \
-	$(pkg-config --libs libudev json-c libnvme libkmod mount libtracefs libtraceevent libbpf)
-echo "# bench/host/scan-cost.sh $S $K $N ($(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with changes'))"
-"$work/scan-cost" "$R" "$N" "$work/vwc.prom"
+build_cost . "$B" "$work/scan-cost"
+if [ -n "$BASE" ]; then
+	base_build "$BASE" "$work/base"
+	build_cost "$work/base" "$work/base/build" "$work/scan-cost-base"
+fi
+echo "# ${EMU:+VWC_SCAN_EMU=\"$EMU\" }${BASE:+VWC_SCAN_BASE=$BASE }bench/host/scan-cost.sh $S $K $N ($(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' with changes')${BASE:+; scan-cost-base at $(git rev-parse --short "$BASE")})"
+if [ -n "$BASE" ]; then
+	# in turns: what the host did meanwhile falls on both
+	for round in 1 2; do
+		for b in scan-cost-base scan-cost; do
+			echo "$b, round $round:"
+			# shellcheck disable=SC2086 # the prefix's words
+			$EMU "$work/$b" "$R" "$N" "$work/vwc.prom" | sed 's/^/  /'
+		done
+	done
+	exit 0
+fi
+# shellcheck disable=SC2086 # the prefix's words
+$EMU "$work/scan-cost" "$R" "$N" "$work/vwc.prom"
 echo "(the textfile's directory is on $(findmnt -n -o FSTYPE -T "$work"))"
-if command -v strace >/dev/null; then
+if [ -z "$EMU" ] && command -v strace >/dev/null; then
 	strace -c -o "$work/st" "$work/scan-cost" "$R" 1 >/dev/null
 	echo "system calls of one scan and the first sync (strace -c):"
 	awk 'NR > 2 && $NF != "total" && $4 ~ /^[0-9]+$/ { print "  " $NF " " $4 }' "$work/st" | sort -k2 -rn | head -n 8

@@ -13,26 +13,15 @@ cd "$(dirname "$0")/../.."
 BASE=${1:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"; [ -z "$BASE" ] || git worktree remove --force "$work-base" 2>/dev/null || true' EXIT
-libs=(src/watch/libvwc_watch.a src/core/libvwc_core.a src/core/libvwc_policy.a)
-# scan-cost built from TREE's bench/host/scan-cost.c against BUILD's
-# libraries, as OUT
-build_cost() { # TREE BUILD OUT
-	# shellcheck disable=SC2046 # word splitting intended
-	gcc -O2 -Wall -D_GNU_SOURCE -I "$1/src/core" -I "$1/src/quirks" -I "$1/src/watch" -I "$1/src" \
-		-I "$2" -I "$2/src/core" -o "$3" "$1/bench/host/scan-cost.c" \
-		"${libs[@]/#/$2/}" \
-		$(pkg-config --libs libudev json-c libnvme libkmod mount libtracefs libtraceevent libbpf)
-}
+# shellcheck source=bench/host/lib-scan.sh
+. bench/host/lib-scan.sh
 [ -f build-bench/build.ninja ] || { echo "scan-guest: no build-bench (bash bench/run.sh makes it)" >&2; exit 1; }
 meson compile -C build-bench >/dev/null
 DESTDIR=$work/dest meson install -C build-bench --quiet >/dev/null
 mkdir -p "$work/dest/usr/local/bin"
 build_cost . build-bench "$work/dest/usr/local/bin/vwc-scan-cost"
 if [ -n "$BASE" ]; then
-	git worktree add -f --detach "$work-base" "$BASE" >/dev/null 2>&1
-	meson setup "$work-base/build" "$work-base" --buildtype=debugoptimized -Db_coverage=false \
-		"-Dnvme_cli_source=$(bash scripts/fetch-nvme-cli.sh)" >/dev/null
-	ninja -C "$work-base/build" "${libs[@]}" >/dev/null
+	base_build "$BASE" "$work-base"
 	build_cost "$work-base" "$work-base/build" "$work/dest/usr/local/bin/vwc-scan-cost-base"
 fi
 echo "# bench/host/scan-guest.sh $BASE: vwc-scan-cost at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src bench/host || echo ' with changes')${BASE:+, vwc-scan-cost-base at $(git rev-parse --short "$BASE")}"
