@@ -901,6 +901,45 @@ int main(void)
 		}
 	}
 
+	/*
+	 * Names of another form than the kernel's (a leading zero, which
+	 * the kernel never makes): no index by instance number (nvme01 and
+	 * nvme1 would be one), the controllers sorted as strverscmp() sorts
+	 * them, each disk with its own controller.
+	 */
+	{
+		char saved[sizeof(root)];
+		int sorted = 1, a, b;
+
+		if (!root_fresh(saved, p0)) {
+			ctrl(fab, "nvme10", "Linux");
+			ctrl(fab, "nvme1", "Linux");
+			ctrl(fab, "nvme01", "Linux");
+			ctrl(fab, "nvme2", "Linux");
+			disk("virtual/nvme-fabrics/ctl/nvme01", "nvme01n1");
+			disk("virtual/nvme-fabrics/ctl/nvme1", "nvme1n2");
+			r = vwc_topo_scan_sysfs(root, &t);
+			for (i = 1; !r && i < t.nr_ctrls; i++)
+				sorted &= strverscmp(t.ctrls[i - 1].name,
+						     t.ctrls[i].name) < 0;
+			ok(!r && t.nr_ctrls == 5 && sorted &&
+			   vwc_topo_find_ctrl(&t, "nvme01") >= 0 &&
+			   vwc_topo_find_ctrl(&t, "nvme10") >= 0,
+			   "controllers nvme01 and nvme1: sorted as strverscmp() sorts them, each found (%d)",
+			   r ? -1 : t.nr_ctrls);
+			a = r ? -1 : vwc_topo_find_ns(&t, "nvme1n1");
+			b = r ? -1 : vwc_topo_find_ns(&t, "nvme1n2");
+			ok(a >= 0 && b >= 0 && t.ns[a].nr_ctrl == 1 &&
+			   t.ns[b].nr_ctrl == 1 &&
+			   !strcmp(t.ctrls[t.ns[a].ctrl[0]].name, "nvme01") &&
+			   !strcmp(t.ctrls[t.ns[b].ctrl[0]].name, "nvme1"),
+			   "controllers nvme01 and nvme1: each disk with its own (not one instance number)");
+			if (!r)
+				vwc_topo_free(&t);
+			root_drop(saved);
+		}
+	}
+
 	/* a missing class directory (no nvme driver) is an empty host */
 	snprintf(want, sizeof(want), "%s/nonexistent", root);
 	r = vwc_topo_scan_sysfs(want, &t);
