@@ -335,16 +335,13 @@ static size_t room_for(int nr)
 int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 {
 	size_t room = room_for(ns->nr_ctrl);
-	int *arr;
+	int *arr = ns->ctrl;
 
 	if (c < 0 || vwc_ns_has_ctrl(ns, c))
 		return 0;
-	if (room) {
-		arr = realloc(ns->ctrl, room * sizeof(*arr));
-		if (!arr)
-			return -ENOMEM;
-		ns->ctrl = arr;
-	}
+	if (room && !(arr = realloc(arr, room * sizeof(*arr))))
+		return -ENOMEM;
+	ns->ctrl = arr;
 	ns->ctrl[ns->nr_ctrl++] = c;
 	return 0;
 }
@@ -353,14 +350,11 @@ int vwc_ns_add_ctrl(struct vwc_ns *ns, int c)
 static int ns_add_path(struct vwc_ns *ns, const char *syspath)
 {
 	size_t room = room_for(ns->nr_paths);
-	const char **arr;
+	const char **arr = ns->path_syspath;
 
-	if (room) {
-		arr = realloc(ns->path_syspath, room * sizeof(*arr));
-		if (!arr)
-			return -ENOMEM;
-		ns->path_syspath = arr;
-	}
+	if (room && !(arr = realloc(arr, room * sizeof(*arr))))
+		return -ENOMEM;
+	ns->path_syspath = arr;
 	ns->path_syspath[ns->nr_paths++] = syspath;
 	return 0;
 }

@@ -39,6 +39,26 @@ static const struct {
 	{ "nvme99999999999", VWC_KIND_NONE, NULL },
 };
 
+/* pairs of @names (in strverscmp() order) whose order keys compare as
+ * strverscmp() compares them, counted in *@pairs: how many */
+static int keys_ordered(const char *const *names, size_t n, bool ns,
+			int *pairs)
+{
+	uint64_t x, y;
+	size_t i, j;
+	int same = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++) {
+			(*pairs)++;
+			same += vwc_name_order_key(names[i], ns, &x) &&
+				vwc_name_order_key(names[j], ns, &y) &&
+				(x < y) == (strverscmp(names[i], names[j]) < 0) &&
+				(x == y) == (i == j);
+		}
+	return same;
+}
+
 int main(void)
 {
 	size_t i;
@@ -102,26 +122,13 @@ int main(void)
 			{ "nvme1n1p2", true }, { "ng0n1", true }, { "nvme", false },
 			{ "nvme-subsys1", false }, { "nvme1n", true },
 		};
-		uint64_t x, y;
-		size_t j;
+		uint64_t x;
 		int same = 0, pairs = 0;
 
-		for (i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++)
-			for (j = 0; j < sizeof(ctrls) / sizeof(ctrls[0]); j++) {
-				pairs++;
-				same += vwc_name_order_key(ctrls[i], false, &x) &&
-					vwc_name_order_key(ctrls[j], false, &y) &&
-					(x < y) == (strverscmp(ctrls[i], ctrls[j]) < 0) &&
-					(x == y) == (i == j);
-			}
-		for (i = 0; i < sizeof(nss) / sizeof(nss[0]); i++)
-			for (j = 0; j < sizeof(nss) / sizeof(nss[0]); j++) {
-				pairs++;
-				same += vwc_name_order_key(nss[i], true, &x) &&
-					vwc_name_order_key(nss[j], true, &y) &&
-					(x < y) == (strverscmp(nss[i], nss[j]) < 0) &&
-					(x == y) == (i == j);
-			}
+		same += keys_ordered(ctrls, sizeof(ctrls) / sizeof(ctrls[0]),
+				     false, &pairs);
+		same += keys_ordered(nss, sizeof(nss) / sizeof(nss[0]), true,
+				     &pairs);
 		ok(same == pairs,
 		   "order keys: every pair of controller and of namespace names ordered as strverscmp() orders it (%d of %d)",
 		   same, pairs);
