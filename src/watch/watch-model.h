@@ -357,14 +357,13 @@ struct vwc_wns *vwc_model_find_ns(struct vwc_model *w, const char *name);
  * turned a cache on under a namespace in write through. While no run of
  * ours has written write through this boot (no mark: another process's
  * sync or set-cache makes it before its write, so the model's modes are
- * not the only ones), where no
- * namespace @c reaches is in write through on its controllers' word
- * (every one in write back, or in write through by its own "no volatile
- * write cache" bit, which no controller's cache changes) and the
- * controller is as vwc_model_close_read() would let rest (facts known,
- * WCE among them, a cache, the last evaluation clean, nothing in flight),
- * no answer could
- * make a namespace unsafe: a cache turned off under write back costs
+ * not the only ones), where no namespace @c reaches is in write through
+ * on its controllers' word (every one in write back, or in write through
+ * by its own "no volatile write cache" bit, which no controller's cache
+ * changes) and the controller is as vwc_model_close_read() would let rest
+ * (facts known, WCE among them, a cache, the last evaluation clean,
+ * nothing in flight), no answer could make a namespace unsafe: a cache
+ * turned off under write back costs
  * speed until the safety net's round, never data. Nothing is sent: at
  * fabrics scale nvme-cli's connect opens every namespace of the host, and
  * an array's controllers (all with their cache on) were each asked once
