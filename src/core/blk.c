@@ -141,6 +141,13 @@ int vwc_blk_record(const char *name, enum vwc_mode *orig)
 	return record_load(name, orig, &set);
 }
 
+/* <rundir>/write-through in @path (512), and fstatat()'s answer on it */
+static int mark_stat(char *path, struct stat *st)
+{
+	snprintf(path, 512, "%s/" VWC_WT_MARK, vwc_rundir());
+	return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
 int vwc_blk_mark_wt(const char *why)
 {
 	char path[512];
@@ -148,9 +155,7 @@ int vwc_blk_mark_wt(const char *why)
 	int dfd, fd;
 
 	/* there already (the common case): one system call */
-	snprintf(path, sizeof(path), "%s/" VWC_WT_MARK, vwc_rundir());
-	if (!fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) &&
-	    S_ISREG(st.st_mode))
+	if (!mark_stat(path, &st) && S_ISREG(st.st_mode))
 		return 0;
 	dfd = vwc_rundir_open();
 	if (dfd < 0)
@@ -176,10 +181,8 @@ bool vwc_blk_wt_marked(void)
 	char path[512];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/" VWC_WT_MARK, vwc_rundir());
 	/* anything there but nothing at all counts as made */
-	return !fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) ||
-	       errno != ENOENT;
+	return !mark_stat(path, &st) || errno != ENOENT;
 }
 
 const char *vwc_blk_mark_strerror(int err, char *buf, size_t len)
