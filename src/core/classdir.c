@@ -67,56 +67,28 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 /*
- * The last read's entries by name (index + 1 by name hash, open
- * addressing): no @slot if there are none or no memory (every link is
- * read then: slower, the same answer).
+ * The last read's entries by name (vwc_name_index_*()): with no table (no
+ * entries, no memory), every link is read: slower, the same answer.
  */
-struct last_links {
-	const struct vwc_topo_link *links;
-	int *slot;
-	unsigned int mask;
-};
-
-static void last_links_make(struct last_links *ll,
+static void last_links_make(struct vwc_name_index *ll,
 			    const struct vwc_topo_link *links, int n)
 {
-	unsigned int slots = 1, h;
-	int i;
-
-	memset(ll, 0, sizeof(*ll));
-	if (!links || n <= 0)
-		return;
-	while (slots < 2 * (unsigned int)n)
-		slots <<= 1;
-	ll->slot = calloc(slots, sizeof(*ll->slot));
-	if (!ll->slot)
-		return;
-	ll->links = links;
-	ll->mask = slots - 1;
-	for (i = 0; i < n; i++) {
-		for (h = vwc_name_hash(links[i].name) & ll->mask; ll->slot[h];
-		     h = (h + 1) & ll->mask)
-			;
-		ll->slot[h] = i + 1;
-	}
+	if (!links || n <= 0 ||
+	    vwc_name_index_init(ll, n, links, sizeof(*links),
+				offsetof(struct vwc_topo_link, name)))
+		memset(ll, 0, sizeof(*ll));
+	else
+		vwc_name_index_all(ll, n);
 }
 
 /* the last read's entry @name, if its inode is @ino: its index, or -1 */
-static int last_link(const struct last_links *ll, const char *name,
+static int last_link(const struct vwc_name_index *ll,
+		     const struct vwc_topo_link *links, const char *name,
 		     uint64_t ino)
 {
-	unsigned int h;
+	int i = ino ? vwc_name_index_find(ll, name, NULL) : -1;
 
-	if (!ll->slot || !ino)
-		return -1;
-	for (h = vwc_name_hash(name) & ll->mask; ll->slot[h];
-	     h = (h + 1) & ll->mask) {
-		const struct vwc_topo_link *l = &ll->links[ll->slot[h] - 1];
-
-		if (!strcmp(l->name, name))
-			return l->ino == ino && l->syspath ? ll->slot[h] - 1 : -1;
-	}
-	return -1;
+	return i >= 0 && links[i].ino == ino && links[i].syspath ? i : -1;
 }
 
 /*
@@ -235,8 +207,8 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 	char path[VWC_PATH_LEN];
 	struct vwc_topo_link *e = NULL, *tmp;
 	int n = 0, cap = 0, r = 0, li, *from = NULL, *ftmp;
-	bool from_ok = true;
-	struct last_links ll;
+	bool from_ok = true, indexed;
+	struct vwc_name_index ll;
 	const char *known;
 	size_t dlen = strlen(dir), klen;
 	struct dirent *de;
@@ -265,7 +237,7 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		if (want && !want(arg, de->d_name, kind))
 			continue;
 		/* the same entry as the last read's: the same target */
-		li = last_link(&ll, de->d_name, (uint64_t)de->d_ino);
+		li = last_link(&ll, last, de->d_name, (uint64_t)de->d_ino);
 		known = li >= 0 ? last[li].syspath : NULL;
 		klen = known ? strlen(known) : 0;
 		if (known && klen < sizeof(path)) {
@@ -304,7 +276,9 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		*heads += kind == VWC_KIND_NS;
 	}
 	closedir(d);
-	free(ll.slot);
+	/* with no table, nothing was carried: all sorted */
+	indexed = ll.slot;
+	vwc_name_index_free(&ll);
 	if (r) {
 		free(from);
 		vwc_classdir_free(e, n);
@@ -312,7 +286,7 @@ int vwc_classdir_read(const char *dir, bool ctrls,
 		return r;
 	}
 	if (n)
-		sort_entries(e, n, ll.links ? from : NULL, nr_last);
+		sort_entries(e, n, indexed ? from : NULL, nr_last);
 	free(from);
 	*out = e;
 	*nr = n;

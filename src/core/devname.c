@@ -4,8 +4,10 @@
  * numbers in it (pure).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "devname.h"
@@ -132,6 +134,68 @@ unsigned int vwc_name_hash(const char *name)
 	for (; *name; name++)
 		h = (h ^ (unsigned char)*name) * 16777619u;
 	return h;
+}
+
+int vwc_name_index_init(struct vwc_name_index *ix, int n, const void *base,
+			size_t size, size_t name_off)
+{
+	unsigned int slots = 1;
+
+	memset(ix, 0, sizeof(*ix));
+	ix->base = base;
+	ix->size = size;
+	ix->name_off = name_off;
+	if (n < 1 || (unsigned int)n > UINT_MAX / 4)
+		return -ENOMEM;
+	while (slots < 2 * (unsigned int)n)
+		slots <<= 1;
+	ix->slot = calloc(slots, sizeof(*ix->slot));
+	if (!ix->slot)
+		return -ENOMEM;
+	ix->mask = slots - 1;
+	return 0;
+}
+
+static const char *entry_name(const struct vwc_name_index *ix, int i)
+{
+	return (const char *)ix->base + (size_t)i * ix->size + ix->name_off;
+}
+
+int vwc_name_index_find(const struct vwc_name_index *ix, const char *name,
+			unsigned int *hole)
+{
+	unsigned int h;
+
+	if (!ix->slot)
+		return -1;
+	for (h = vwc_name_hash(name) & ix->mask; ix->slot[h];
+	     h = (h + 1) & ix->mask)
+		if (!strcmp(entry_name(ix, ix->slot[h] - 1), name))
+			return ix->slot[h] - 1;
+	if (hole)
+		*hole = h;
+	return -1;
+}
+
+void vwc_name_index_all(struct vwc_name_index *ix, int n)
+{
+	unsigned int h;
+	int i;
+
+	if (!ix->slot)
+		return;
+	for (i = 0; i < n; i++) {
+		for (h = vwc_name_hash(entry_name(ix, i)) & ix->mask;
+		     ix->slot[h]; h = (h + 1) & ix->mask)
+			;
+		ix->slot[h] = i + 1;
+	}
+}
+
+void vwc_name_index_free(struct vwc_name_index *ix)
+{
+	free(ix->slot);
+	ix->slot = NULL;
 }
 
 /* a run of decimal digits, the kernel's (no leading zero), below 2^32 */

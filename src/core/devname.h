@@ -58,6 +58,90 @@ bool vwc_name_numbers(const char *name, unsigned int *a, unsigned int *c);
 unsigned int vwc_name_hash(const char *name);
 
 /**
+ * struct vwc_name_index - an array's entries by name: their indices + 1
+ *			   by vwc_name_hash(), open addressing
+ * @slot:	the table; NULL when there is none (nothing to index, or
+ *		no memory): vwc_name_index_find() finds nothing then, and
+ *		the caller walks or bisects its array (slower, the same
+ *		answer)
+ * @mask:	slots - 1 (a power of two, at least twice the entries)
+ * @base:	the array
+ * @size:	the size of its entries
+ * @name_off:	the offset of an entry's name (a char array)
+ */
+struct vwc_name_index {
+	int *slot;
+	unsigned int mask;
+	const void *base;
+	size_t size;
+	size_t name_off;
+};
+
+/**
+ * vwc_name_index_init() - an empty index with room for @n entries
+ * @ix:		the index (zeroed first)
+ * @n:		how many entries it will hold, at most
+ * @base:	the array (where its entries are looked up; it may be moved
+ *		or grown later: vwc_name_index_rebase())
+ * @size:	the size of an entry
+ * @name_off:	the offset of the entry's name
+ *
+ * Return: 0, or -ENOMEM (or @n < 1) with no table (@ix->slot NULL).
+ */
+int vwc_name_index_init(struct vwc_name_index *ix, int n, const void *base,
+			size_t size, size_t name_off);
+
+/**
+ * vwc_name_index_rebase() - the indexed array moved (grown by realloc())
+ * @ix:		the index
+ * @base:	where the array lives now
+ */
+static inline void vwc_name_index_rebase(struct vwc_name_index *ix,
+					 const void *base)
+{
+	ix->base = base;
+}
+
+/**
+ * vwc_name_index_find() - the entry named @name
+ * @ix:		the index (its table may be NULL)
+ * @name:	the name
+ * @hole:	if not NULL and the name is not there, set to the slot where
+ *		vwc_name_index_put() adds it (keep the table unchanged between
+ *		the two)
+ *
+ * Return: the entry's index, or -1 (not there, or no table).
+ */
+int vwc_name_index_find(const struct vwc_name_index *ix, const char *name,
+			unsigned int *hole);
+
+/**
+ * vwc_name_index_put() - entry @i, not yet indexed, at @hole
+ * @ix:		the index (with a table)
+ * @hole:	what vwc_name_index_find() gave for @i's name
+ * @i:		its index in the array
+ */
+static inline void vwc_name_index_put(struct vwc_name_index *ix,
+				      unsigned int hole, int i)
+{
+	ix->slot[hole] = i + 1;
+}
+
+/**
+ * vwc_name_index_all() - index each of the array's first entries
+ * @ix:		a new index (with no table, nothing is done)
+ * @n:		how many: no more than vwc_name_index_init() made room for;
+ *		their names distinct
+ */
+void vwc_name_index_all(struct vwc_name_index *ix, int n);
+
+/**
+ * vwc_name_index_free() - the table freed
+ * @ix:		the index: it has no table afterwards
+ */
+void vwc_name_index_free(struct vwc_name_index *ix);
+
+/**
  * vwc_name_order_key() - a controller or namespace name as a number in
  *			  its strverscmp() order (pure)
  * @name:	"nvme<A>" (!@ns) or "nvme<A>n<N>" (@ns), as the kernel makes

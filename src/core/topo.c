@@ -101,14 +101,12 @@ struct scan {
 	const struct vwc_topo *prev; /* vwc_topo_rescan_sysfs(): carried */
 	const struct vwc_scope *scope; /* vwc_topo_scan_nqns(): what is looked at */
 	int cap;		/* room in t->ctrls or t->ns, by phase */
-	int *slot;		/* namespace index + 1 by name hash; NULL: walk */
-	unsigned int mask;	/* slots - 1 (a power of two) */
+	struct vwc_name_index ns_ix; /* t->ns by name; no table: walk */
 	int *by_inst;		/* controller index by instance number, -1
 				 * none; NULL: bisect by name */
 	unsigned int nr_inst;	/* its size */
-	int *prev_slot;		/* @prev's namespace index + 1 by name hash;
-				 * NULL: bisect @prev */
-	unsigned int prev_mask;
+	struct vwc_name_index prev_ix; /* @prev's namespaces by name; no
+					* table: bisect @prev */
 };
 
 static int add_other(struct vwc_topo *t, const char *name);
@@ -281,20 +279,16 @@ static int add_other(struct vwc_topo *t, const char *name)
 static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 {
 	struct vwc_topo *t = sc->t;
-	unsigned int h = 0;
+	unsigned int hole = 0;
 	struct vwc_ns *ns;
 	int i;
 
-	if (sc->slot) {
-		for (h = vwc_name_hash(name) & sc->mask; sc->slot[h];
-		     h = (h + 1) & sc->mask)
-			if (!strcmp(t->ns[sc->slot[h] - 1].name, name))
-				return &t->ns[sc->slot[h] - 1];
-	} else {
+	if (sc->ns_ix.slot)
+		i = vwc_name_index_find(&sc->ns_ix, name, &hole);
+	else
 		i = vwc_topo_find_ns(t, name);
-		if (i >= 0)
-			return &t->ns[i];
-	}
+	if (i >= 0)
+		return &t->ns[i];
 	if (t->nr_ns >= sc->cap) {
 		/* room was made for the heads listed: a path whose head is
 		 * not (being removed, or made meanwhile) needs more */
@@ -303,6 +297,7 @@ static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 		if (!arr)
 			return NULL;
 		t->ns = arr;
+		vwc_name_index_rebase(&sc->ns_ix, arr);
 		sc->cap *= 2;
 	}
 	ns = &t->ns[t->nr_ns++];
@@ -311,8 +306,8 @@ static struct vwc_ns *get_ns(struct scan *sc, const char *name)
 	/* cut as snprintf() would, without it: a name for each of
 	 * thousands of namespaces at every scan */
 	memcpy(ns->name, name, strnlen(name, sizeof(ns->name) - 1));
-	if (sc->slot)
-		sc->slot[h] = t->nr_ns;
+	if (sc->ns_ix.slot)
+		vwc_name_index_put(&sc->ns_ix, hole, t->nr_ns - 1);
 	return ns;
 }
 
@@ -453,36 +448,18 @@ static int parent_ctrl(const struct scan *sc, const char *syspath)
 static void index_prev_ns(struct scan *sc)
 {
 	const struct vwc_topo *p = sc->prev;
-	unsigned int slots = 1, h;
-	int i;
 
-	if (!p || !p->sorted || p->nr_ns <= 0)
-		return;
-	while (slots < 2 * (unsigned int)p->nr_ns)
-		slots <<= 1;
-	sc->prev_slot = calloc(slots, sizeof(*sc->prev_slot));
-	if (!sc->prev_slot)
-		return;
-	sc->prev_mask = slots - 1;
-	for (i = 0; i < p->nr_ns; i++) {
-		for (h = vwc_name_hash(p->ns[i].name) & sc->prev_mask;
-		     sc->prev_slot[h]; h = (h + 1) & sc->prev_mask)
-			;
-		sc->prev_slot[h] = i + 1;
-	}
+	if (p && p->sorted && p->nr_ns > 0 &&
+	    !vwc_name_index_init(&sc->prev_ix, p->nr_ns, p->ns, sizeof(*p->ns),
+				 offsetof(struct vwc_ns, name)))
+		vwc_name_index_all(&sc->prev_ix, p->nr_ns);
 }
 
 static int prev_ns(const struct scan *sc, const char *name)
 {
-	unsigned int h;
-
-	if (!sc->prev_slot)
+	if (!sc->prev_ix.slot)
 		return vwc_topo_find_ns(sc->prev, name);
-	for (h = vwc_name_hash(name) & sc->prev_mask; sc->prev_slot[h];
-	     h = (h + 1) & sc->prev_mask)
-		if (!strcmp(sc->prev->ns[sc->prev_slot[h] - 1].name, name))
-			return sc->prev_slot[h] - 1;
-	return -1;
+	return vwc_name_index_find(&sc->prev_ix, name, NULL);
 }
 
 /* the same namespace object as the last scan's: the same namespace ID */
@@ -532,7 +509,6 @@ static int add_disk(struct scan *sc, const char *sysname,
 static int scan_reserve(struct scan *sc, bool ctrls, int n, int heads)
 {
 	struct vwc_topo *t = sc->t;
-	unsigned int slots = 1;
 	void *arr;
 
 	if (ctrls) {
@@ -550,11 +526,9 @@ static int scan_reserve(struct scan *sc, bool ctrls, int n, int heads)
 		return -ENOMEM;
 	t->ns = arr;
 	sc->cap = heads;
-	while (slots < 2 * (unsigned int)n)
-		slots <<= 1;
 	/* without it, found by a walk: slower, the same answer */
-	sc->slot = calloc(slots, sizeof(*sc->slot));
-	sc->mask = slots - 1;
+	vwc_name_index_init(&sc->ns_ix, n, t->ns, sizeof(*t->ns),
+			    offsetof(struct vwc_ns, name));
 	return 0;
 }
 
@@ -707,9 +681,9 @@ static int scan(const char *sysfs, struct vwc_topo *t,
 	index_prev_ns(&sc);
 	sc.cap = 0;
 	r = scan_class(&sc, sysfs, "block", false, add_disk, &sig_block);
-	free(sc.slot);
+	vwc_name_index_free(&sc.ns_ix);
 	free(sc.by_inst);
-	free(sc.prev_slot);
+	vwc_name_index_free(&sc.prev_ix);
 	if (r)
 		goto fail;
 	/* of what this scan read: one that came after is not in it */

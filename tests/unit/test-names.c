@@ -3,7 +3,10 @@
  * Device-name classification: every name an admin or the kernel uses, and
  * the instance numbers in them.
  */
+#include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "topo.h"
 #include "tap.h"
@@ -57,6 +60,56 @@ static int keys_ordered(const char *const *names, size_t n, bool ns,
 				(x == y) == (i == j);
 		}
 	return same;
+}
+
+/* names as the index keeps them: in an array of entries */
+struct named {
+	int pad;
+	char name[VWC_NAME_LEN];
+};
+
+/* the name index: every name found at its index, none that is not there,
+ * and an entry put at the hole find gave found afterwards */
+static void name_index(void)
+{
+	static struct named e[300];
+	struct vwc_name_index ix;
+	unsigned int hole = ~0u;
+	int i, found = 0, n = 256;
+
+	for (i = 0; i < 300; i++)
+		snprintf(e[i].name, sizeof(e[i].name), "nvme%dn%d", i / 8,
+			 i % 8 + 1);
+	ok(!vwc_name_index_init(&ix, 300, e, sizeof(e[0]),
+				offsetof(struct named, name)),
+	   "name index: made for 300 entries");
+	vwc_name_index_all(&ix, n / 2);
+	/* the rest as a scan adds them: find, then put at the hole */
+	for (i = n / 2; i < n; i++)
+		if (vwc_name_index_find(&ix, e[i].name, &hole) == -1)
+			vwc_name_index_put(&ix, hole, i);
+	for (i = 0; i < n; i++)
+		found += vwc_name_index_find(&ix, e[i].name, NULL) == i;
+	ok(found == n, "name index: each of %d names found at its index (%d)",
+	   n, found);
+	ok(vwc_name_index_find(&ix, "nvme32n1", &hole) == -1 && hole <= ix.mask,
+	   "name index: a name not indexed is not found, and a hole is given");
+	vwc_name_index_put(&ix, hole, 256);
+	ok(vwc_name_index_find(&ix, "nvme32n1", NULL) == 256 &&
+	   vwc_name_index_find(&ix, "nvme31n8", NULL) == 255,
+	   "name index: the entry put at the hole is found, the others still");
+	ok(vwc_name_index_find(&ix, "nvme0n10", NULL) == -1 &&
+	   vwc_name_index_find(&ix, "", NULL) == -1,
+	   "name index: a prefix's longer name and the empty name are not found");
+	vwc_name_index_free(&ix);
+	ok(!ix.slot && vwc_name_index_find(&ix, "nvme0n1", &hole) == -1,
+	   "name index: freed, it finds nothing");
+	ok(vwc_name_index_init(&ix, 0, e, sizeof(e[0]),
+			       offsetof(struct named, name)) == -ENOMEM &&
+	   !ix.slot && vwc_name_index_find(&ix, "nvme0n1", NULL) == -1,
+	   "name index: none for no entries (the caller walks its array)");
+	vwc_name_index_all(&ix, 0);
+	vwc_name_index_free(&ix);
 }
 
 int main(void)
@@ -137,5 +190,6 @@ int main(void)
 			   "order key: '%s' as a %s: none (another form)",
 			   bad[i].in, bad[i].ns ? "namespace" : "controller");
 	}
+	name_index();
 	return tap_done();
 }
