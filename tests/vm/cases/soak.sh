@@ -187,7 +187,7 @@ back() {
 	while [ "$_i" -lt 300 ]; do
 		c=$(ctrl_by_serial $S) && ns=$(ns_of "$c") && ctrl_live "$c" &&
 			[ -e "/sys/block/$ns/queue/write_cache" ] && return 0
-		sleep 0.1
+		nap 0.1
 		_i=$((_i + 1))
 	done
 	return 1
@@ -220,7 +220,7 @@ rmmod_nvme() {
 	_end=$(($(uptime_ds) + 50))
 	while [ "$(uptime_ds)" -lt "$_end" ]; do
 		/tmp/rmmod nvme 2>/tmp/rmmod.err && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }

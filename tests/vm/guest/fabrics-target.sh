@@ -107,6 +107,6 @@ info "target: $n subsystem(s), $(ls -d /sys/block/f[tc]* | command wc -l) backin
 for b in /sys/block/f[tc]*; do info "target: ${b##*/} $(cat $b/queue/write_cache)"; done
 
 # until the initiator says it is done (its guest stops this one anyway)
-while [ ! -e /tmp/done ]; do sleep 0.5; done
+while [ ! -e /tmp/done ]; do nap 0.5; done
 info "target: flushes seen (device arrived at-device): $(timeout 10 wget -qO- http://127.0.0.1:8080/cgi-bin/ctl?stat | tr '\n' ';')"
 finish

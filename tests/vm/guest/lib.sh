@@ -113,7 +113,7 @@ steady() {
 		if [ "$_s" = "$_s0" ]; then _q=$((_q + 1)); else _q=0; fi
 		[ $_q -ge 3 ] && return 0
 		_s0=$_s
-		sleep 1
+		nap 1
 		_n=$((_n + 1))
 	done
 	return 1
