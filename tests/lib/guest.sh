@@ -104,31 +104,53 @@ check_cmd() {
 }
 
 # nap SECONDS: sleep without starting a process: a read with a timeout
-# on a FIFO that nobody writes (opened read-write for the read alone, so
-# that it never sees end of file and no command inherits it). Under
-# emulation a process start costs tens of milliseconds of the guest's CPU:
-# a poll every 0.1 s that forked sleep(1) took 13% of a core, this one 3%
-# (QEMU CPU of a 30 s poll beside a 30 s sleep(1), 7.2 guest). Both shells
-# (busybox's ash, bash) read fractions of a second; a shell whose read has
-# no -t (dash: the probe's read fails with 2, not 1 for the end of file)
-# or a FIFO that cannot be made means sleep(1).
-_nap_fifo=/tmp/.vwc-nap
+# on a FIFO that nobody writes (root's own, in /run; opened read-write
+# for the read alone, so that it never sees end of file and no command
+# inherits it). Under emulation a process start costs tens of
+# milliseconds of the guest's CPU: a poll every 0.1 s that forked
+# sleep(1) took 13% of a core, this one 3% (QEMU CPU of a 30 s poll beside
+# a 30 s sleep(1), 7.2 guest). Both shells (busybox's ash, bash) read
+# fractions of a second. sleep(1) it is in a shell whose read has no -t
+# or no fractions (dash: the probe fails with 2, not 1 for the end of
+# file), for a user other than the FIFO's owner, and from the first read
+# that ends early (a trapped signal, a line written to the FIFO, anything
+# but the FIFO at its path): by /proc/uptime, read without a process.
+_nap_fifo=/run/vwc-test-nap
 _nap_ok=
+# _nap_cs SECONDS: SECONDS ("0.1", "2", "0.05") in hundredths, in _nap_n
+_nap_cs() {
+	case $1 in
+	*.*) _nap_f=${1#*.}00 _nap_n=${1%.*}
+		_nap_f=${_nap_f%"${_nap_f#??}"}
+		_nap_n=$((${_nap_n:-0} * 100 + 1$_nap_f - 100)) ;;
+	*) _nap_n=$(($1 * 100)) ;;
+	esac
+}
+# _nap_up: /proc/uptime in hundredths of a second, in _nap_u
+_nap_up() {
+	read -r _nap_u _ </proc/uptime
+	_nap_u=$((${_nap_u%.*} * 100 + 1${_nap_u#*.} - 100))
+}
 nap() {
 	if [ -z "$_nap_ok" ]; then
-		_nap_ok=no
-		(read -r -t 1 _ </dev/null) 2>/dev/null
-		if [ $? -eq 1 ] && { [ -p "$_nap_fifo" ] || mkfifo "$_nap_fifo" 2>/dev/null; }; then
+		_nap_ok=no _nap_r=0
+		(read -r -t 0.01 _ </dev/null) 2>/dev/null || _nap_r=$?
+		if [ "$_nap_r" = 1 ] && [ -r /proc/uptime ] &&
+			{ [ -p "$_nap_fifo" ] || mkfifo -m 600 "$_nap_fifo" 2>/dev/null ||
+				[ -p "$_nap_fifo" ]; }; then
 			_nap_ok=yes
 		fi
 	fi
-	# -r and -w: a shell of another user (as_user) cannot open root's
-	# FIFO, and a failed open returns at once, as a timeout does
-	if [ "$_nap_ok" = yes ] && [ -r "$_nap_fifo" ] && [ -w "$_nap_fifo" ]; then
-		read -r -t "$1" _ <>"$_nap_fifo" || :
-	else
-		sleep "$1"
+	if [ "$_nap_ok" = yes ] && [ -p "$_nap_fifo" ] && [ -O "$_nap_fifo" ]; then
+		_nap_cs "$1"
+		_nap_up
+		_nap_t=$((_nap_u + _nap_n / 2))
+		read -r -t "$1" _ <>"$_nap_fifo" 2>/dev/null || :
+		_nap_up
+		[ "$_nap_u" -ge "$_nap_t" ] && return 0
+		_nap_ok=no
 	fi
+	sleep "$1"
 }
 
 # wait_for NAME TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
