@@ -126,10 +126,11 @@ _nap_cs() {
 	*) _nap_n=$(($1 * 100)) ;;
 	esac
 }
-# _nap_up: /proc/uptime in hundredths of a second, in _nap_u
-_nap_up() {
-	read -r _nap_u _ </proc/uptime
-	_nap_u=$((${_nap_u%.*} * 100 + 1${_nap_u#*.} - 100))
+# uptime_cs: /proc/uptime in hundredths of a second, in UPTIME_CS (read
+# without a process, for loops that run on the clock)
+uptime_cs() {
+	read -r UPTIME_CS _ </proc/uptime
+	UPTIME_CS=$((${UPTIME_CS%.*} * 100 + 1${UPTIME_CS#*.} - 100))
 }
 nap() {
 	if [ -z "$_nap_ok" ]; then
@@ -143,11 +144,11 @@ nap() {
 	fi
 	if [ "$_nap_ok" = yes ] && [ -p "$_nap_fifo" ] && [ -O "$_nap_fifo" ]; then
 		_nap_cs "$1"
-		_nap_up
-		_nap_t=$((_nap_u + _nap_n / 2))
+		uptime_cs
+		_nap_t=$((UPTIME_CS + _nap_n / 2))
 		read -r -t "$1" _ <>"$_nap_fifo" 2>/dev/null || :
-		_nap_up
-		[ "$_nap_u" -ge "$_nap_t" ] && return 0
+		uptime_cs
+		[ "$UPTIME_CS" -ge "$_nap_t" ] && return 0
 		_nap_ok=no
 	fi
 	sleep "$1"

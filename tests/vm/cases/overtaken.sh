@@ -26,20 +26,17 @@ Q=/sys/block/$ns/queue/write_cache
 R=$(readlink -f "$Q")
 check_cmd "strace is in the guest" test -x /usr/bin/strace
 
-now_ms() {
-	read -r _up _ </proc/uptime
-	_cs=${_up#*.}
-	echo $((${_up%.*} * 1000 + 10 * ${_cs#0}))
-}
 # other once|all: until the sync under strace has ended (/tmp/held.done,
 # made by held; 30 s at most), write back each time write through is read
 # (once: the first time only); how many in /tmp/other.n. Not for a fixed
 # time: on a loaded host the sync's start under strace took longer than
 # the 3 s this writer once had (6.1, a full run: it wrote nothing)
 other() {
-	_end=$(($(now_ms) + 30000)) _n=0
-	while [ ! -e /tmp/held.done ] && [ "$(now_ms)" -lt "$_end" ]; do
+	uptime_cs
+	_end=$((UPTIME_CS + 3000)) _n=0
+	while [ ! -e /tmp/held.done ] && [ "$UPTIME_CS" -lt "$_end" ]; do
 		read -r _m <"$Q"
+		uptime_cs
 		[ "$_m" = "write through" ] || continue
 		echo "write back" >"$Q"
 		_n=$((_n + 1))
