@@ -32,7 +32,7 @@
 #         on), so the shared namespaces get wc=off when any Wi is off, and a
 #         controller asking for "on" then gets a private namespace (nsid
 #         M+1..) with wc=on. QEMU allows 256 namespace ids a subsystem.
-#   # vm: cpu hygon          -cpu max,vendor=HygonGenuine
+#   # vm: cpu hygon          -cpu qemu64,-cx16,vendor=HygonGenuine
 #   # vm: rootport [n=N]     N pcie-root-ports rp0.. for hot-add (default 1)
 #   # vm: spare [n=N] [size=MiB]   raw images {dir}/spareK.img for drive_add
 #   # vm: append ARGS...     extra kernel command line
