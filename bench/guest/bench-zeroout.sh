@@ -31,7 +31,7 @@ wait_for - 10 test -e "/sys/block/$ns/${ns}p1"
 p=${ns}p1
 [ -b "/dev/$p" ] || mknod "/dev/$p" b $(tr : ' ' <"/sys/block/$ns/$p/dev")
 mkdir -p /etc/udev/hwdb.d
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 systemd-hwdb update
 
 T=/sys/kernel/tracing

@@ -85,8 +85,10 @@ dracut_setup() {
 t700_standin() {
 	mkdir -p /etc/udev/hwdb.d
 	printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' \
-		>/etc/udev/hwdb.d/61-local-t700-test.hwdb
-	systemd-hwdb update
+		>/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
+	# compiled where the system keeps it, as the man page says (Debian:
+	# /usr/lib/udev/hwdb.bin; one in /etc would hide its later updates)
+	if [ -e /etc/udev/hwdb.bin ]; then systemd-hwdb update; else systemd-hwdb update --usr; fi
 	t7=/root/vwc-t700/lib/modules/$(uname -r)
 	mkdir -p "$t7"
 	echo kernel/drivers/nvme/host/nvme.ko >"$t7/modules.builtin"

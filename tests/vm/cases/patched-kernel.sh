@@ -55,7 +55,7 @@ check_eq "sync: no namespace changed" \
 nvme-vwc-sync audit >/tmp/audit.out 2>&1
 check_eq "audit: in sync (exit 0)" "$?" 0
 mkdir -p /etc/udev/hwdb.d
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 systemd-hwdb update
 nvme-vwc-sync quirks >/tmp/quirks.out 2>&1
 info "quirks: $(tr '\n' '|' </tmp/quirks.out)"

@@ -30,7 +30,7 @@ nss() { for s in VWC0 VWC1; do ns_of "$(ctrl_by_serial "$s")"; done | sort; }
 addr_of_ns() { basename "$(readlink -f "/sys/block/$1/device/device")"; }
 
 mkdir -p /etc/udev/hwdb.d /mnt/t
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 check_cmd "systemd-hwdb update" systemd-hwdb update
 
 # quirks on both; the record's driver_data is what restore must name

@@ -42,7 +42,7 @@ check_eq "no quirk match before the admin entry" "$(jq -r ".controllers[] | sele
 
 # the admin's own entry, as the hwdb header documents
 mkdir -p /etc/udev/hwdb.d
-printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 check_cmd "systemd-hwdb update" systemd-hwdb update
 nvme vwc audit >/tmp/a1.out 2>&1
 grep -q "quirk database: disable_write_zeroes; kernel: NOT active" /tmp/a1.out && pass "audit: match, kernel quirk not active" || fail "audit before" "$(cat /tmp/a1.out)"

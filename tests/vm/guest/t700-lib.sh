@@ -20,7 +20,7 @@ t700_mkmods() {
 # file, compiled
 t700_hwdb() {
 	mkdir -p /etc/udev/hwdb.d
-	printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/61-nvme-vwc-sync-local.hwdb
+	printf 'pci:v00001B36d00000010*\n NVME_VWC_SYNC_QUIRKS=disable_write_zeroes\n' >/etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 	systemd-hwdb update
 }
 
