@@ -207,6 +207,11 @@ finish() {
 # --- purge: nothing of ours left ---------------------------------------------
 purge_checks() {
 	local left st
+	# The admin's own quirk file (t700_standin's) is not the package's: a
+	# purge leaves it, and the admin removes it, as the man page's
+	# UNINSTALLING says (its hwdb compile left out: purge is the
+	# scenario's last step)
+	rm -f /etc/udev/hwdb.d/62-nvme-vwc-sync-local.hwdb
 	if apt-get purge -y nvme-vwc-sync >"$OUT/purge.log" 2>&1; then
 		pass "apt-get purge nvme-vwc-sync"
 	else
