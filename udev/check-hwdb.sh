@@ -36,14 +36,14 @@ if systemd-hwdb update --root="$root" --strict 2>"$root/err" && [ -s "$root/etc/
 else
 	echo "not ok 2 - systemd-hwdb compiles it"; sed 's/^/# /' "$root/err"; bad=1
 fi
-if [ -s "$root/etc/udev/hwdb.bin" ] && systemd-hwdb query --root="$root" 'pci:v0000C0A9d00005419sv0000C0A9sd00005419bc01sc08i02' 2>/dev/null | grep -qx 'NVME_VWC_SYNC_QUIRKS=disable_write_zeroes'; then
+T700=pci:v0000C0A9d00005419sv0000C0A9sd00005419bc01sc08i02
+if [ -s "$root/etc/udev/hwdb.bin" ] && systemd-hwdb query --root="$root" "$T700" 2>/dev/null | grep -qx 'NVME_VWC_SYNC_QUIRKS=disable_write_zeroes'; then
 	echo "ok 3 - a T700 modalias finds disable_write_zeroes"
 else
 	echo "not ok 3 - a T700 modalias finds disable_write_zeroes"; bad=1
 fi
 # the man page's override: its file beside the shipped one (files are
 # ordered by name across folders: one folder orders them the same)
-T700=pci:v0000C0A9d00005419sv0000C0A9sd00005419bc01sc08i02
 if [ -n "$man" ]; then
 	name=$(sed -n 's|^\tcat > /etc/udev/hwdb.d/\([^ ]*\) <<EOF$|\1|p' "$man")
 	if [ -n "$name" ]; then
