@@ -18,6 +18,7 @@
 
 #include "vwc-config.h"
 #include "blk.h"
+#include "fileio.h"
 #include "log.h"
 
 const char *vwc_rundir(void)
@@ -25,23 +26,6 @@ const char *vwc_rundir(void)
 	const char *d = getenv("NVME_VWC_SYNC_RUNDIR");
 
 	return d && *d ? d : VWC_RUNDIR;
-}
-
-static int read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		r = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return r;
 }
 
 static int write_small(const char *path, const char *val, int flags)
@@ -69,7 +53,7 @@ int vwc_blk_read(const char *syspath, enum vwc_mode *mode)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/queue/write_cache", syspath);
-	r = read_small(path, buf, sizeof(buf));
+	r = vwc_read_attr(path, buf, sizeof(buf));
 	if (r)
 		return r;
 	return vwc_mode_parse(buf, mode);
@@ -81,7 +65,7 @@ int vwc_blk_kernel_wc(const char *syspath)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/queue/fua", syspath);
-	r = read_small(path, buf, sizeof(buf));
+	r = vwc_read_attr(path, buf, sizeof(buf));
 	if (r)
 		return r;
 	if (buf[0] == '0' || buf[0] == '1')
@@ -123,7 +107,7 @@ static int record_load(const char *name, enum vwc_mode *orig,
 	int r;
 
 	record_path(name, path, sizeof(path));
-	r = read_small(path, buf, sizeof(buf));
+	r = vwc_read_attr(path, buf, sizeof(buf));
 	if (r)
 		return r;
 	o = strstr(buf, "original=");

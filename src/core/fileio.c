@@ -25,6 +25,27 @@ int vwc_read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int vwc_read_attr(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, r = 0;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		r = -errno;
+		n = 0;
+	}
+	close(fd);
+	buf[n] = '\0';
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+	return r;
+}
+
 int vwc_write_str(const char *path, const char *s)
 {
 	size_t n = strlen(s);

@@ -18,6 +18,22 @@
 int vwc_read_line(const char *path, char *buf, size_t len);
 
 /**
+ * vwc_read_attr() - read a sysfs attribute, trailing white space removed
+ * @path:	file
+ * @buf:	on return, its text ("" on error)
+ * @len:	size of @buf
+ *
+ * One read(): sysfs gives an attribute's whole text to the first one, and
+ * so does a small regular file. Three system calls, where
+ * vwc_read_line()'s stdio makes five (an fstat() and a read() that finds
+ * the end): at fabrics scale, thousands of namespaces' attributes.
+ * Not for procfs files that may need more than one read().
+ *
+ * Return: 0, or a negative errno.
+ */
+int vwc_read_attr(const char *path, char *buf, size_t len);
+
+/**
  * vwc_write_str() - write @s to @path in one write() (sysfs attributes)
  * @path:	file
  * @s:		text

@@ -83,7 +83,7 @@ static uint32_t read_nsid(const char *syspath)
 	char *end;
 
 	snprintf(path, sizeof(path), "%s/nsid", syspath);
-	vwc_read_line(path, buf, sizeof(buf));
+	vwc_read_attr(path, buf, sizeof(buf));
 	errno = 0;
 	v = strtoul(buf, &end, 10);
 	if (errno || end == buf || *end || !v || v >= 0xffffffffUL)

@@ -3,7 +3,6 @@
  * Device discovery (sysfs): the controllers and namespaces the host has,
  * or those of some NVM subsystems.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -21,6 +19,7 @@
 
 #include "classdir.h"
 #include "devname.h"
+#include "fileio.h"
 #include "log.h"
 #include "topo.h"
 #include "topo-scope.h"
@@ -39,21 +38,9 @@ static void read_attr(const char *dir, const char *attr, char *dst,
 		      size_t len)
 {
 	char path[VWC_PATH_LEN + 32];
-	ssize_t n;
-	int fd;
 
-	dst[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, dst, len - 1);
-	close(fd);
-	if (n < 0)
-		n = 0;
-	dst[n] = '\0';
-	while (n && isspace((unsigned char)dst[n - 1]))
-		dst[--n] = '\0';
+	vwc_read_attr(path, dst, len);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "topo.h"
 #include "tap.h"
 
@@ -945,6 +946,29 @@ int main(void)
 	r = vwc_topo_scan_sysfs(want, &t);
 	ok(r == 0 && t.nr_ctrls == 0 && t.nr_ns == 0, "no class/nvme: nothing, no error");
 	vwc_topo_free(&t);
+
+	/* vwc_read_attr(): the scan's, the probe's and the block layer's
+	 * reader of one attribute */
+	{
+		char buf[8];
+
+		put("attr-pad", "Linux   \n");
+		snprintf(want, sizeof(want), "%s/attr-pad", root);
+		r = vwc_read_attr(want, buf, sizeof(buf));
+		ok(r == 0 && !strcmp(buf, "Linux"), "read_attr: padding and newline dropped (%d, '%s')", r, buf);
+		put("attr-long", "0123456789\n");
+		snprintf(want, sizeof(want), "%s/attr-long", root);
+		r = vwc_read_attr(want, buf, sizeof(buf));
+		ok(r == 0 && !strcmp(buf, "0123456"), "read_attr: cut to the buffer, terminated (%d, '%s')", r, buf);
+		snprintf(want, sizeof(want), "%s/attr-none", root);
+		strcpy(buf, "stale");
+		r = vwc_read_attr(want, buf, sizeof(buf));
+		ok(r == -ENOENT && !buf[0], "read_attr: a missing file is -ENOENT and empty (%d, '%s')", r, buf);
+		snprintf(want, sizeof(want), "%s/class", root);
+		strcpy(buf, "stale");
+		r = vwc_read_attr(want, buf, sizeof(buf));
+		ok(r == -EISDIR && !buf[0], "read_attr: a read that fails is its errno and empty (%d, '%s')", r, buf);
+	}
 
 	snprintf(want, sizeof(want), "rm -rf '%s'", root);
 	if (system(want))
