@@ -175,10 +175,11 @@ else
 	bad "scriptlets" "$why"
 fi
 reqs=$(rpm -qp --requires "$rpmf" 2>/dev/null)
-if grep -qx 'udev' <<<"$reqs" && grep -q '^systemd' <<<"$reqs"; then
-	ok "requires: udev, systemd for the scriptlets"
+if grep -qx 'udev' <<<"$reqs" && grep -q '^systemd' <<<"$reqs" &&
+	grep -qx 'diffutils' <<<"$reqs"; then
+	ok "requires: udev, systemd for the scriptlets, diffutils (cmp in the initramfs's hwdb helper)"
 else
-	bad "requires udev and systemd" "$(tr '\n' ' ' <<<"$reqs" | cut -c1-200)"
+	bad "requires udev, systemd and diffutils" "$(tr '\n' ' ' <<<"$reqs" | cut -c1-200)"
 fi
 
 # --- srpm ---
