@@ -1,11 +1,13 @@
 #!/bin/sh
 # timeout: 2400
+# vm: memory 4096
 #
 # Benchmark (not a test): where `nvme-vwc-sync audit -o json` spends its
 # time at storage-array scale over fabrics (kernel tag 7.2-generic-io):
 # the VM case fabrics-1024's machine, Linux's own target over nvme-loop
 # exporting S subsystems of K namespaces (vwc.fs_subsys=S vwc.fs_ns=K on
-# the kernel command line, default 64 x 16 = 1,024), each
+# the kernel command line, default 64 x 16 = 1,024; 128 x 32 = 4,096 in
+# bench/results/audit-fabrics-4096.txt, which needs the 4 GiB), each
 # subsystem on two loop ports (two controllers, two paths for every namespace), odd
 # namespaces on a null_blk device without a write cache, even ones on one
 # with a cache. udevd runs with the project's rule opted out, no sidecar:
