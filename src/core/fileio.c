@@ -30,7 +30,11 @@ int vwc_read_attr(const char *path, char *buf, size_t len)
 	ssize_t n;
 	int fd, r = 0;
 
+	if (!len)
+		return -EINVAL;
 	buf[0] = '\0';
+	if (len < 2)
+		return -EINVAL;	/* no room for a byte: no answer, not "" */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -21,13 +21,15 @@ int vwc_read_line(const char *path, char *buf, size_t len);
  * vwc_read_attr() - read a sysfs attribute, trailing white space removed
  * @path:	file
  * @buf:	on return, its text ("" on error)
- * @len:	size of @buf
+ * @len:	size of @buf, at least 2 (else -EINVAL)
  *
  * One read(): sysfs gives an attribute's whole text to the first one, and
  * so does a small regular file. Three system calls, where
  * vwc_read_line()'s stdio makes five (an fstat() and a read() that finds
  * the end): at fabrics scale, thousands of namespaces' attributes.
- * Not for procfs files that may need more than one read().
+ * Not for procfs files that may need more than one read(), nor where an
+ * open file whose read fails must count as read (vwc_read_line() then
+ * gives 0 and "").
  *
  * Return: 0, or a negative errno.
  */

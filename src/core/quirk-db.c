@@ -39,7 +39,7 @@ void vwc_quirks_fill(struct udev *udev, struct vwc_topo *t)
 		char path[VWC_PATH_LEN + 16];
 
 		snprintf(path, sizeof(path), "%s/quirks", c->syspath);
-		c->has_kernel_quirks = !vwc_read_attr(path, c->kernel_quirks,
+		c->has_kernel_quirks = !vwc_read_line(path, c->kernel_quirks,
 						  sizeof(c->kernel_quirks));
 		/* 7.x: "none" is the empty set */
 		if (!strcmp(c->kernel_quirks, "none"))

@@ -51,7 +51,7 @@ enum vwc_action {
  * @modalias:		of the PCI function, for hwdb
  * @hwdb_quirks:	NVME_VWC_SYNC_QUIRKS from hwdb
  * @kernel_quirks:	/sys/class/nvme/nvmeN/quirks
- * @has_kernel_quirks:	that file exists and could be read
+ * @has_kernel_quirks:	that file exists
  * @wz_ignored:		the kernel ignores disable_write_zeroes on it
  *			(wz-ignored.h): recorded by quirks, or shown now
  * @wz_ignored_why:	the reason, for the report

@@ -968,6 +968,10 @@ int main(void)
 		strcpy(buf, "stale");
 		r = vwc_read_attr(want, buf, sizeof(buf));
 		ok(r == -EISDIR && !buf[0], "read_attr: a read that fails is its errno and empty (%d, '%s')", r, buf);
+		snprintf(want, sizeof(want), "%s/attr-pad", root);
+		strcpy(buf, "stale");
+		r = vwc_read_attr(want, buf, 1);
+		ok(r == -EINVAL && !buf[0], "read_attr: no room for a byte is -EINVAL, not an empty answer (%d)", r);
 	}
 
 	snprintf(want, sizeof(want), "rm -rf '%s'", root);
