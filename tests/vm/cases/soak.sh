@@ -206,21 +206,23 @@ holders() {
 	printf 'nvme refcnt %s' "$(cat /sys/module/nvme/refcnt 2>/dev/null)"
 }
 
-# rmmod_nvme: try every 0.1 s for up to 5 s (by the clock: a loaded
-# guest runs a round of the loop in far more than 0.1 s); true when nvme
-# is unloaded
-uptime_ds() { awk '{ printf "%d", $1 * 10 }' /proc/uptime; }
 # resume_samplers: the samplers take their descriptors again (SIGUSR2),
-# and the pause since p0 (their SIGUSR1) is counted
+# and the pause since p0 (their SIGUSR1, in hundredths) is counted
 resume_samplers() {
 	kill -USR2 "$spid" "$hspid" "$shspid"
-	pause_ds=$((pause_ds + $(uptime_ds) - p0))
+	uptime_cs
+	pause_cs=$((pause_cs + UPTIME_CS - p0))
 }
+# rmmod_nvme: try every 0.1 s for up to 5 s (by the clock, uptime_cs,
+# read without a process: a loaded guest runs a round of the loop in far
+# more than 0.1 s); true when nvme is unloaded
 rmmod_nvme() {
-	_end=$(($(uptime_ds) + 50))
-	while [ "$(uptime_ds)" -lt "$_end" ]; do
+	uptime_cs
+	_end=$((UPTIME_CS + 500))
+	while [ "$UPTIME_CS" -lt "$_end" ]; do
 		/tmp/rmmod nvme 2>/tmp/rmmod.err && return 0
 		nap 0.1
+		uptime_cs
 	done
 	return 1
 }
@@ -294,7 +296,7 @@ deck() {
 SIGS="15:TERM 2:INT 1:HUP 13:PIPE 9:KILL"
 
 n_set=0 n_fd=0 n_uring=0 n_uring_skip=0 n_reset=0 n_rescan=0 n_rebind=0
-pause_ds=0 n_rebind_name=0 n_mod=0 n_mod_refused=0 n_cpu=0 n_cpu_fail=0 n_lost=0
+pause_cs=0 n_rebind_name=0 n_mod=0 n_mod_refused=0 n_cpu=0 n_cpu_fail=0 n_lost=0
 n_add=0 n_add_fail=0 n_del=0 n_del_fail=0 n_tr=0 n_tr_busy=0 n_dead=0
 n_hp_tog=0 n_hp_tog_fail=0 n_join=0 n_join_wb=0 n_join_late=0 n_join_fail=0
 n_dsm=0 n_dsm_refused=0 n_dsm_cmds=0 n_dsm_bad=0 n_dsm_wb=0 n_dsm_fail=0
@@ -334,7 +336,8 @@ while :; do
 		n_rebind=$((n_rebind + 1))
 		back && [ "$c" = "$c0" ] && n_rebind_name=$((n_rebind_name + 1)) ;;
 	7)
-		p0=$(uptime_ds)
+		uptime_cs
+		p0=$UPTIME_CS
 		kill -USR1 "$spid" "$hspid" "$shspid"
 		sleep 0.05
 		if rmmod_nvme; then
@@ -653,7 +656,7 @@ r_s=$(fig " $res" rises) r_hp=$(fig " $hres" rises) r_sh=$(fig " $shres" rises)
 # controllers for WCE, and catches up in a burst when a pause spares it
 # that: one run on 7.2-generic, 36.0 % of the hot-added drive's samples
 # in pauses that took 4.1 s of its 138 s, 3.0 %.)
-pause_ms=$((pause_ds * 100))
+pause_ms=$((pause_cs * 10))
 for v in "$S:$res" "$HP:$hres" "$SH:$shres"; do
 	n=${v%%:*}
 	r=" ${v#*:}"
