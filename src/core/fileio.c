@@ -9,6 +9,14 @@
 
 #include "fileio.h"
 
+/* @n bytes read into @buf: terminated, trailing white space dropped */
+static void end_text(char *buf, size_t n)
+{
+	buf[n] = '\0';
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+}
+
 int vwc_read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
@@ -18,10 +26,8 @@ int vwc_read_line(const char *path, char *buf, size_t len)
 	if (!f)
 		return -errno;
 	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
 	fclose(f);
-	while (n && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
+	end_text(buf, n);
 	return 0;
 }
 
@@ -44,9 +50,7 @@ int vwc_read_attr(const char *path, char *buf, size_t len)
 		n = 0;
 	}
 	close(fd);
-	buf[n] = '\0';
-	while (n && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
+	end_text(buf, (size_t)n);
 	return r;
 }
 
